@@ -1,0 +1,18 @@
+import { loadConfig, parsers } from '@platform/shared';
+
+/** Every setting of the data service, read once at start (see the README's table). */
+export const dataSettings = {
+  HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
+  PORT: { description: 'HTTP port', default: 8081, parse: parsers.integer(0, 65535) },
+  DUCKDB_PATH: { description: 'DuckDB database file of this replica, e.g. .data/data.duckdb', required: true, parse: parsers.string },
+  DATABASE_URL: { description: 'Postgres URL of the management database, read for tenants and API keys (a read-only role suffices)', required: true, secret: true, parse: parsers.url('postgres', 'postgresql') },
+  NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
+  API_KEY_CACHE_MS: { description: 'how long a verified API key is trusted before it is checked again', default: 30_000, parse: parsers.integer(0, 3_600_000) },
+  BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: 1_048_576, parse: parsers.integer(1024, 1024 * 1_048_576) },
+  SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
+  LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
+} as const;
+
+export type DataConfig = ReturnType<typeof loadDataConfig>;
+
+export const loadDataConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(dataSettings, env);

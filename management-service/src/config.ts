@@ -1,0 +1,41 @@
+import { ConfigError, loadConfig, parsers } from '@platform/shared';
+
+/** Every setting of the management service, read once at start (see the README's table). */
+export const managementSettings = {
+  HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
+  PORT: { description: 'HTTP port', default: 8080, parse: parsers.integer(0, 65535) },
+  DATABASE_URL: { description: 'Postgres connection URL, e.g. postgres://user:pass@host:5432/db', required: true, secret: true, parse: parsers.url('postgres', 'postgresql') },
+  DATABASE_POOL_MAX: { description: 'largest number of Postgres connections', default: 10, parse: parsers.integer(1, 500) },
+  NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
+  JWT_PRIVATE_KEY: {
+    description: 'ES256 (P-256) private key in PKCS#8 PEM that signs access tokens; `npm run cli -- signing-key` makes one',
+    required: true,
+    secret: true,
+    parse: (raw: string) => {
+      if (!raw.includes('BEGIN PRIVATE KEY')) throw new Error('not a PKCS#8 PEM private key');
+      return raw.replace(/\\n/g, '\n');
+    },
+  },
+  JWT_ISSUER: { description: 'the `iss` of access tokens this service signs', default: 'investment-platform', parse: parsers.string },
+  ACCESS_TOKEN_TTL_SECONDS: { description: 'lifetime of access tokens', default: 300, parse: parsers.integer(30, 86_400) },
+  REFRESH_TOKEN_TTL_SECONDS: { description: 'lifetime of refresh tokens', default: 30 * 86_400, parse: parsers.integer(300, 365 * 86_400) },
+  OIDC_ISSUER: { description: 'an external OpenID Connect issuer whose tokens are also accepted (optional)', parse: parsers.url('https', 'http') },
+  OIDC_AUDIENCE: { description: 'the audience that tokens of OIDC_ISSUER must carry', parse: parsers.string },
+  OIDC_JWKS_URL: { description: 'the JWKS URL of OIDC_ISSUER', parse: parsers.url('https', 'http') },
+  OIDC_TENANT_CLAIM: { description: 'the claim of OIDC tokens that names the tenant id', default: 'tenant_id', parse: parsers.string },
+  BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: 1_048_576, parse: parsers.integer(1024, 100 * 1_048_576) },
+  MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
+  SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
+  LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
+} as const;
+
+export type ManagementConfig = ReturnType<typeof loadManagementConfig>;
+
+export function loadManagementConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(managementSettings, env);
+  const oidc = [config.OIDC_ISSUER, config.OIDC_AUDIENCE, config.OIDC_JWKS_URL];
+  if (oidc.some((v) => v !== undefined) && oidc.some((v) => v === undefined)) {
+    throw new ConfigError(['OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL are set together or not at all.']);
+  }
+  return config;
+}

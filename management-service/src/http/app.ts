@@ -1,0 +1,37 @@
+import type { Knex } from 'knex';
+import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
+import type { BearerAuthenticator } from '../auth/authenticate.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { TokenSigner } from '../auth/tokens.ts';
+import { databaseAnswers } from '../store/db.ts';
+import { authHandlers } from './handlers/auth.ts';
+
+export type ManagementDeps = {
+  db: Knex;
+  nats: NatsConnection;
+  signer: TokenSigner;
+  authenticate: BearerAuthenticator;
+  logger: Logger;
+  bodyLimitBytes: number;
+  refreshTtlSeconds: number;
+};
+
+/** The management interface: routes of contracts/management.openapi.yaml, handlers by operationId. */
+export async function createManagementApp(deps: ManagementDeps) {
+  return createApiApp<Principal>({
+    definition: await loadContract('management'),
+    handlers: {
+      ...authHandlers(deps),
+    },
+    securityHandlers: { bearerAuth: deps.authenticate },
+    principal: (security) => security.bearerAuth as Principal,
+    readiness: {
+      postgres: () => databaseAnswers(deps.db),
+      nats: async () => {
+        if (!(await natsAnswers(deps.nats))) throw new Error('NATS does not answer');
+      },
+    },
+    logger: deps.logger,
+    bodyLimitBytes: deps.bodyLimitBytes,
+  });
+}

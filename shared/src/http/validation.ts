@@ -1,0 +1,45 @@
+import type { ErrorObject } from 'ajv';
+import { ProblemError, type ValidationIssue } from '../problem.ts';
+
+const PART_NAMES: Record<string, string> = { requestBody: 'body', query: 'query', path: 'path', headers: 'header' };
+
+/** Where an ajv error points, as the vendor's `loc` list: ["body", "config", "manager"]. */
+export function issueOf(error: ErrorObject): ValidationIssue {
+  const [part = '', ...rest] = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const loc: (string | number)[] = [PART_NAMES[part] ?? part, ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') loc.push(String(params.missingProperty));
+  if (error.keyword === 'additionalProperties') loc.push(String(params.additionalProperty));
+  const msg =
+    error.keyword === 'additionalProperties'
+      ? 'is not an allowed field'
+      : error.keyword === 'enum'
+        ? `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+        : (error.message ?? 'is invalid');
+  return { loc, msg, type: error.keyword };
+}
+
+/**
+ * A request that violates the contract. Query parameters alone (paging, embed, …) are a 400
+ * `invalid_parameter`; anything in the body or headers is a 422 `validation_failed`.
+ */
+export function validationProblem(errors: ErrorObject[]): ProblemError {
+  // oneOf/anyOf add a summary error next to the branch errors: keep the specific ones.
+  const specific = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword));
+  const issues = dedupe((specific.length > 0 ? specific : errors).map(issueOf));
+  const detail = issues.map((i) => `${i.loc.join('.')} ${i.msg}`).join('; ');
+  if (issues.every((i) => i.loc[0] === 'query')) {
+    return new ProblemError(400, 'invalid_parameter', detail, { errors: issues });
+  }
+  return new ProblemError(422, 'validation_failed', detail, { errors: issues });
+}
+
+function dedupe(issues: ValidationIssue[]): ValidationIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const key = JSON.stringify([i.loc, i.msg]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,39 @@
+import { monotonicFactory } from 'ulid';
+
+// Monotonic within this process: ids made in the same millisecond still sort in creation order.
+const ulid = monotonicFactory();
+
+/** Type letters of decisions §1: the first letter of an id names the entity type. */
+export const ID_LETTERS = {
+  user: 'U',
+  portfolio: 'P',
+  goal: 'L',
+  horizon: 'H',
+  policy: 'Y',
+  riskProfile: 'K',
+  suitabilityProfile: 'N',
+  transaction: 'T',
+  optimization: 'O',
+  instrumentGroup: 'J',
+  questionnaire: 'Q',
+  accessKey: 'A',
+} as const;
+
+export type IdLetter = (typeof ID_LETTERS)[keyof typeof ID_LETTERS];
+
+const ULID_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** A new id: the type letter followed by a ULID. */
+export function newId(letter: IdLetter): string {
+  return letter + ulid();
+}
+
+/** A bare ULID (outbound event ids, request ids). */
+export function newUlid(): string {
+  return ulid();
+}
+
+/** True when `value` is an id of the given type (right letter, valid ULID body). */
+export function isId(letter: IdLetter, value: unknown): value is string {
+  return typeof value === 'string' && value.length === 27 && value[0] === letter && ULID_BODY.test(value.slice(1));
+}

@@ -1,0 +1,44 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+
+export type { NatsConnection };
+import { jetstreamManager } from '@nats-io/jetstream';
+
+/** Subjects of contracts/events.asyncapi.yaml. */
+export const subjects = {
+  tenantEvents: (tenantId: string) => `tenants.${tenantId}.events`,
+  optimizerRequests: 'platform.optimizer.requests',
+  optimizerResults: 'platform.optimizer.results',
+} as const;
+
+/** Streams: one for every tenant's outbound events, one for the services' internal messages. */
+export const streams = {
+  tenantEvents: { name: 'TENANT_EVENTS', subjects: ['tenants.*.events'] },
+  platform: { name: 'PLATFORM', subjects: ['platform.>'] },
+} as const;
+
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000 });
+}
+
+/** Creates the streams when missing; safe to call from every replica at start. */
+export async function ensureStreams(nc: NatsConnection): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  for (const stream of Object.values(streams)) {
+    try {
+      await jsm.streams.info(stream.name);
+    } catch {
+      await jsm.streams.add({ name: stream.name, subjects: [...stream.subjects] });
+    }
+  }
+}
+
+/** Round trip to the server: true when NATS answers within the timeout. */
+export async function natsAnswers(nc: NatsConnection, timeoutMs = 2000): Promise<boolean> {
+  if (nc.isClosed()) return false;
+  try {
+    await Promise.race([nc.flush(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs))]);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import { generateTypes } from '../../scripts/lib/generate-types.ts';
+import { loadContract } from '../src/http/contract.ts';
+
+const read = async (name: string) => parse(await readFile(new URL(`../../contracts/${name}`, import.meta.url), 'utf8'));
+
+/** Every endpoint the interface document names, as method and path. */
+const interfaceEndpoints = {
+  management: [
+    'post /users/', 'get /users/', 'get /users/{user_id}', 'patch /users/{user_id}', 'delete /users/{user_id}',
+    'post /portfolios/', 'get /portfolios/', 'get /portfolios/{portfolio_id}', 'patch /portfolios/{portfolio_id}', 'delete /portfolios/{portfolio_id}',
+    'get /instrument_groups/', 'post /events/deposit/', 'post /events/withdraw/', 'get /events/',
+    'get /suitability-profiler/profiles/{profile_id}',
+  ],
+  data: [
+    'post /data/reference/query/', 'get /data/reference/universe/', 'get /inspiration/', 'get /inspiration/definition/',
+    'post /smart-search/', 'get /xray/universe/', 'post /performance/future/',
+  ],
+};
+
+const normalise = (path: string) => (path.length > 1 ? path.replace(/\/$/, '') : path);
+
+describe('contracts', function () {
+  this.timeout(120_000);
+
+  it('validate as OpenAPI 3.1 and describe every endpoint of the interface', async () => {
+    for (const name of ['management', 'data'] as const) {
+      const document = await loadContract(name);
+      const present = new Set(Object.entries(document.paths ?? {}).flatMap(([path, item]) => Object.keys(item ?? {}).map((m) => `${m} ${normalise(path)}`)));
+      for (const endpoint of interfaceEndpoints[name]) {
+        const [method, path] = endpoint.split(' ') as [string, string];
+        assert.ok(present.has(`${method} ${normalise(path)}`), `${name} contract lacks ${endpoint}`);
+      }
+    }
+  });
+
+  it('give every operation an operationId', async () => {
+    for (const name of ['management', 'data'] as const) {
+      const document = await loadContract(name);
+      for (const [path, item] of Object.entries(document.paths ?? {})) {
+        for (const [method, operation] of Object.entries(item ?? {})) {
+          if (typeof operation === 'object' && operation && 'responses' in operation) {
+            assert.match(String((operation as { operationId?: string }).operationId), /^[a-z][A-Za-z]+$/, `${method} ${path}`);
+          }
+        }
+      }
+    }
+  });
+
+  it('share one ErrorCode enum, the one contracts/README.md documents', async () => {
+    const management = (await read('management.openapi.yaml')).components.schemas.ErrorCode.enum as string[];
+    const data = (await read('data.openapi.yaml')).components.schemas.ErrorCode.enum as string[];
+    const readme = await readFile(new URL('../../contracts/README.md', import.meta.url), 'utf8');
+    const documented = [...readme.matchAll(/^\| `([a-z_]+)` \| \d{3} \|/gm)].map((m) => m[1]);
+    assert.deepEqual([...management].sort(), [...documented].sort());
+    assert.deepEqual([...data].sort(), [...documented].sort());
+  });
+
+  it('pass spectral (oas and asyncapi rulesets) with zero errors', async () => {
+    const spectral = new URL('../../node_modules/.bin/spectral', import.meta.url).pathname;
+    const files = ['management.openapi.yaml', 'data.openapi.yaml', 'events.asyncapi.yaml'].map((f) => `contracts/${f}`);
+    const root = new URL('../../', import.meta.url).pathname;
+    const { stdout } = await promisify(execFile)(spectral, ['lint', '--ruleset', '.spectral.yaml', '--fail-severity', 'error', '--format', 'json', ...files], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch((e) => {
+      throw new Error(`spectral found errors:\n${e.stdout?.slice(0, 4000)}`);
+    });
+    const results = JSON.parse(stdout.slice(stdout.indexOf('['))) as { severity: number }[];
+    assert.equal(results.filter((r) => r.severity === 0).length, 0);
+  });
+
+  it('match the committed generated types (run `npm run generate` when this fails)', async () => {
+    for (const [path, expected] of Object.entries(await generateTypes())) {
+      const committed = await readFile(path, 'utf8').catch(() => '');
+      assert.ok(committed === expected, `${path.slice(path.indexOf('shared/'))} is stale: run npm run generate and commit it`);
+    }
+  });
+});
