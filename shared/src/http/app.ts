@@ -66,6 +66,8 @@ export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<expres
     definition: options.definition as never,
     quick: true,
     strict: true,
+    // Contract paths keep the trailing slash the interface shows; contractPath() accepts both forms.
+    ignoreTrailingSlashes: false,
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false },
     customizeAjv: (ajv) => {
@@ -155,15 +157,18 @@ export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<expres
   app.use(async (req, res, next) => {
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
-      await api.handleRequest({ method: req.method, path: req.path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res);
+      const path = contractPath(api, req.method, req.path);
+      await api.handleRequest({ method: req.method, path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res);
     } catch (error) {
       next(error);
     }
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const problem = toProblem(error, options.mapError);
-    if (problem.status >= 500 && problem.code !== 'not_implemented') {
+    if (problem.code === 'internal_error') {
       locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
+    } else if (problem.code === 'unavailable') {
+      locals(res).log.warn('not ready', { detail: problem.detail });
     }
     if (res.headersSent) return res.end();
     res.status(problem.status).set(problem.extra.headers ?? {});
@@ -179,6 +184,24 @@ export function setLogTenant(ctx: HandlerContext<unknown>, tenant: string): void
     locals(res).tenant = tenant;
     locals(res).log = locals(res).log.child({ tenant });
   }
+}
+
+/**
+ * The interface shows some paths with a trailing slash and some without, and clients use both:
+ * route the request by whichever form the contract has.
+ */
+function contractPath(api: OpenAPIBackend, method: string, path: string): string {
+  const toggled = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+  let otherMethod: string | undefined;
+  for (const candidate of [path, toggled]) {
+    try {
+      api.router.matchOperation({ method, path: candidate, headers: {} }, true);
+      return candidate;
+    } catch (error) {
+      if ((error as Error).message.startsWith('405')) otherMethod ??= candidate;
+    }
+  }
+  return otherMethod ?? path;
 }
 
 function send(res: Response, result: HandlerResult): void {

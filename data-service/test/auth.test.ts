@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { revokeApiKey } from '../../management-service/src/store/credentials.ts';
+import { call, assertProblem } from '../../scripts/test-support/http.ts';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+
+describe('data service access', () => {
+  let platform: TestPlatform;
+  let a: TestTenant;
+  let b: TestTenant;
+  const query = { instrument_ids: ['US0378331005'], fields: ['NAME'], fields_extra: [] };
+  const ask = (headers: Record<string, string>) => call(`${platform.dataUrl}/data/reference/query/`, { body: query, headers });
+
+  before(async () => {
+    platform = await startTestPlatform({ API_KEY_CACHE_MS: '0' });
+    a = await platform.tenant();
+    b = await platform.tenant();
+  });
+  after(() => platform.stop());
+
+  it('answers /readyz with the state of DuckDB, Postgres and NATS', async () => {
+    const res = await call(`${platform.dataUrl}/readyz`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.checks, { duckdb: 'ok', postgres: 'ok', nats: 'ok' });
+  });
+
+  it('refuses a request without credentials or with an unknown key', async () => {
+    assertProblem(await ask({}), 401, 'unauthenticated');
+    assertProblem(await ask({ 'x-tenant-id': a.tenantId }), 401, 'unauthenticated');
+    assertProblem(await ask({ 'x-tenant-id': a.tenantId, 'x-api-key': 'dk_unknown' }), 401, 'unauthenticated');
+  });
+
+  it("refuses tenant A's key with X-TENANT-ID of tenant B", async () => {
+    assertProblem(await ask({ 'x-tenant-id': b.tenantId, 'x-api-key': a.apiKey }), 403, 'forbidden');
+  });
+
+  it('lets a valid key of the named tenant through to the operation (501 until it is built)', async () => {
+    assertProblem(await ask({ 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey }), 501, 'not_implemented');
+  });
+
+  it('stops a revoked key', async () => {
+    const c = await platform.tenant();
+    const id = (await platform.database.db('api_keys').where({ tenant_id: c.tenantId }).first('id')).id;
+    assert.ok(await revokeApiKey(platform.database.db, id));
+    assertProblem(await ask({ 'x-tenant-id': c.tenantId, 'x-api-key': c.apiKey }), 401, 'unauthenticated');
+  });
+
+  it('validates bodies against the contract after authentication', async () => {
+    const res = await call(`${platform.dataUrl}/data/reference/query/`, { body: { fields: 'NAME' }, headers: { 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey } });
+    assertProblem(res, 422, 'validation_failed');
+    const locs = res.body.errors.map((e: { loc: string[] }) => e.loc.join('.'));
+    assert.ok(locs.includes('body.instrument_ids'), locs.join());
+    assert.ok(locs.includes('body.fields'), locs.join());
+  });
+});
+
+describe('data service store', () => {
+  it('builds the DuckDB schema on first start and keeps it on the next', async () => {
+    const { openDuckStore } = await import('../src/store/duckdb.ts');
+    const { testWorkDir } = await import('../../scripts/test-support/database.ts');
+    const path = `${testWorkDir()}/schema-test.duckdb`;
+    (await openDuckStore(path)).close();
+    (await openDuckStore(path)).close();
+    const instance = await DuckDBInstance.create(path);
+    const connection = await instance.connect();
+    const tables = (await connection.runAndReadAll(`select table_name from information_schema.tables order by 1`)).getRowObjects().map((r) => r.table_name);
+    assert.deepEqual(tables, ['custom_reference', 'factor_metrics', 'inspirations', 'instruments', 'prices', 'schema_migrations', 'universes']);
+    const applied = (await connection.runAndReadAll('select count(*)::int as n from schema_migrations')).getRowObjects()[0]!.n;
+    assert.equal(applied, 1);
+    connection.closeSync();
+    instance.closeSync();
+  });
+});
