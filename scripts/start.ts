@@ -39,6 +39,10 @@ async function stopAll(code: number): Promise<never> {
 }
 process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
+// Whatever way this process ends, no child outlives it.
+process.on('exit', () => {
+  for (const child of [...children, nats?.process]) if (child && child.exitCode === null) child.kill('SIGTERM');
+});
 
 async function database(): Promise<string> {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;

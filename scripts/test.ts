@@ -15,6 +15,7 @@ const log = (line: string) => console.log(`[test] ${line}`);
 const work = mkdtempSync(join(tmpdir(), 'platform-test-'));
 chmodSync(work, 0o755);
 const template = `platform_template_${process.pid}`;
+const WATCHDOG_MINUTES = Number(process.env.TEST_WATCHDOG_MINUTES ?? 25);
 
 let postgres: Postgres | undefined;
 let nats: NatsServer | undefined;
@@ -63,10 +64,16 @@ try {
     stdio: 'inherit',
     env: { ...process.env, ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
   });
+  // A test that leaves a handle open would keep mocha alive for ever: stop it well before CI would.
+  const watchdog = setTimeout(() => {
+    console.error(`[test] mocha still running after ${WATCHDOG_MINUTES} minutes: stopping it`);
+    mocha.kill('SIGKILL');
+  }, WATCHDOG_MINUTES * 60_000);
   const forward = (signal: NodeJS.Signals) => mocha.kill(signal);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
   exitCode = await new Promise<number>((resolve) => mocha.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  clearTimeout(watchdog);
 } catch (error) {
   console.error(`[test] ${(error as Error).message}`);
 } finally {

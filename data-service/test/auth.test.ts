@@ -46,6 +46,7 @@ describe('data service access', () => {
   });
 
   it('validates bodies against the contract after authentication', async () => {
+    assertProblem(await call(`${platform.dataUrl}/data/reference/query/`, { body: { fields: 'NAME' } }), 401, 'unauthenticated');
     const res = await call(`${platform.dataUrl}/data/reference/query/`, { body: { fields: 'NAME' }, headers: { 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey } });
     assertProblem(res, 422, 'validation_failed');
     const locs = res.body.errors.map((e: { loc: string[] }) => e.loc.join('.'));

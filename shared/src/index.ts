@@ -4,6 +4,7 @@ export * from './config.ts';
 export * from './logger.ts';
 export * from './decimal.ts';
 export * from './nats.ts';
+export * from './lifecycle.ts';
 export * from './http/app.ts';
 export * from './http/contract.ts';
 export * from './http/server.ts';

@@ -401,8 +401,8 @@ export interface components {
         Problem: {
             /**
              * Format: uri-reference
-             * @description URI reference identifying the problem type (`about:blank` unless a documentation URI exists for the code).
-             * @example about:blank
+             * @description URI reference identifying the problem type; the service uses `urn:problem:<code>`.
+             * @example urn:problem:validation_failed
              */
             type: string;
             /**
@@ -1031,7 +1031,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:unauthenticated",
                  *       "title": "Unauthorized",
                  *       "status": 401,
                  *       "detail": "Missing or unknown API key.",
@@ -1050,7 +1050,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:forbidden",
                  *       "title": "Forbidden",
                  *       "status": 403,
                  *       "detail": "The API key does not belong to this tenant.",
@@ -1069,7 +1069,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:not_found",
                  *       "title": "Not Found",
                  *       "status": 404,
                  *       "detail": "Unknown universe 'ROBO2'.",
@@ -1088,7 +1088,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:not_acceptable",
                  *       "title": "Not Acceptable",
                  *       "status": 406,
                  *       "detail": "Offered: application/json, application/vnd.apache.arrow.stream, application/octet-stream.",
@@ -1117,7 +1117,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:payload_too_large",
                  *       "title": "Content Too Large",
                  *       "status": 413,
                  *       "detail": "Body exceeds 8388608 bytes.",
@@ -1136,7 +1136,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:unsupported_media_type",
                  *       "title": "Unsupported Media Type",
                  *       "status": 415,
                  *       "detail": "Expected Content-Type application/json.",
@@ -1165,7 +1165,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:rate_limited",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
                  *       "detail": "Rate limit exceeded; retry after 30 seconds.",
@@ -1184,7 +1184,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:internal_error",
                  *       "title": "Internal Server Error",
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred.",
@@ -1203,7 +1203,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
+                 *       "type": "urn:problem:unavailable",
                  *       "title": "Service Unavailable",
                  *       "status": 503,
                  *       "detail": "Dependency not ready: nats.",

@@ -13,9 +13,12 @@ export async function listen(app: RequestListener, host: string, port: number, g
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  let closing: Promise<void> | undefined;
+  // During shutdown a keep-alive connection is ended once its response is out, so that the
+  // process does not wait the whole grace period for clients to hang up.
+  server.on('request', (req, res) => res.once('finish', () => closing && req.socket.end()));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
