@@ -75,7 +75,9 @@ describe('management authentication', () => {
     const route = () => url('/users/');
 
     it('refuse a missing, malformed or garbage token', async () => {
-      assertProblem(await call(route()), 401, 'unauthenticated');
+      const missing = await call(route());
+      assertProblem(missing, 401, 'unauthenticated');
+      assert.equal(missing.headers.get('www-authenticate'), 'Bearer realm="management"');
       assertProblem(await call(route(), { headers: { authorization: 'Basic abc' } }), 401, 'unauthenticated');
       assertProblem(await call(route(), { token: 'not-a-jwt' }), 401, 'unauthenticated');
     });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { connectNats, createLogger, listen } from '@platform/shared';
+import { connectNats, createLogger, jetstreamManager, listen, streams } from '@platform/shared';
 import { createTokenSigner } from '../src/auth/tokens.ts';
 import { createBearerAuthenticator } from '../src/auth/authenticate.ts';
 import { createManagementApp } from '../src/http/app.ts';
@@ -23,6 +23,20 @@ describe('management HTTP behaviour', () => {
     const ready = await call(url('/readyz'));
     assert.equal(ready.status, 200);
     assert.deepEqual(ready.body.checks, { postgres: 'ok', nats: 'ok' });
+  });
+
+  it('creates the JetStream streams of the contracts at start', async () => {
+    const nc = await connectNats(testNatsUrl(), 'streams-test');
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (const stream of Object.values(streams)) {
+        const info = await jsm.streams.info(stream.name);
+        assert.deepEqual(info.config.subjects, [...stream.subjects]);
+        assert.equal(info.config.max_age, stream.maxAgeMs * 1_000_000);
+      }
+    } finally {
+      await nc.close();
+    }
   });
 
   it('answers an unknown route with a 404 problem and a wrong method with 405', async () => {

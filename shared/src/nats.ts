@@ -1,6 +1,7 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 
 export type { NatsConnection };
+export { jetstreamManager };
 import { jetstreamManager } from '@nats-io/jetstream';
 
 /** Subjects of contracts/events.asyncapi.yaml. */
@@ -10,10 +11,15 @@ export const subjects = {
   optimizerResults: 'platform.optimizer.results',
 } as const;
 
-/** Streams: one for every tenant's outbound events, one for the services' internal messages. */
+const DAY_MS = 86_400_000;
+
+/**
+ * Streams: one for every tenant's outbound events, one for the services' internal messages.
+ * Both keep messages on disk for a week (consumers that fall further behind re-read the outbox).
+ */
 export const streams = {
-  tenantEvents: { name: 'TENANT_EVENTS', subjects: ['tenants.*.events'] },
-  platform: { name: 'PLATFORM', subjects: ['platform.>'] },
+  tenantEvents: { name: 'TENANT_EVENTS', subjects: ['tenants.*.events'], maxAgeMs: 7 * DAY_MS },
+  platform: { name: 'PLATFORM', subjects: ['platform.>'], maxAgeMs: 7 * DAY_MS },
 } as const;
 
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
@@ -27,7 +33,7 @@ export async function ensureStreams(nc: NatsConnection): Promise<void> {
     try {
       await jsm.streams.info(stream.name);
     } catch {
-      await jsm.streams.add({ name: stream.name, subjects: [...stream.subjects] });
+      await jsm.streams.add({ name: stream.name, subjects: [...stream.subjects], max_age: nanos(stream.maxAgeMs) });
     }
   }
 }

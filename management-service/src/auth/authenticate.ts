@@ -1,8 +1,12 @@
 import type { Request } from 'express';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { isId, unauthenticated } from '@platform/shared';
+import { ProblemError, isId } from '@platform/shared';
 import type { Principal } from './principal.ts';
 import type { TokenSigner } from './tokens.ts';
+
+/** A 401 with the RFC 6750 challenge, so clients know to send a bearer token. */
+const unauthenticated = (detail: string) =>
+  new ProblemError(401, 'unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="management"' } });
 
 export type OidcSettings = { issuer: string; audience: string; jwksUrl: string; tenantClaim: string };
 

@@ -14,6 +14,7 @@ export type HandlerContext<P> = {
   query: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
+  /** Who calls; undefined on the operations the contract leaves open (`security: []`). */
   principal: P;
   requestId: string;
   log: Logger;
@@ -46,8 +47,6 @@ export type ApiAppOptions<P> = {
   readiness: ReadinessChecks;
   logger: Logger;
   bodyLimitBytes: number;
-  /** Maps a service's own domain errors to problems; the one place where that happens. */
-  mapError?: (error: unknown) => ProblemError | undefined;
 };
 
 type Locals = { requestId: string; log: Logger; operationId?: string; tenant?: string };
@@ -60,7 +59,7 @@ const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
  * the contract, authenticated by the contract's security schemes, and answered by the handler
  * registered under its operationId (501 when none is). Every failure is problem+json.
  */
-export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<express.Express> {
+export async function createApiApp<P extends { tenantId: string } | undefined>(options: ApiAppOptions<P>): Promise<express.Express> {
   const { logger } = options;
   const api = new OpenAPIBackend({
     definition: options.definition as never,
@@ -79,15 +78,21 @@ export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<expres
   const toHandler =
     (handler: OperationHandler<P>): Handler =>
     async (c: Context, req: Request, res: Response) => {
+      const principal = options.principal(c.security ?? {});
+      const l = locals(res);
+      if (principal) {
+        l.tenant = principal.tenantId;
+        l.log = l.log.child({ tenant: principal.tenantId });
+      }
       const ctx: HandlerContext<P> = {
         operationId: c.operation.operationId!,
         params: c.request.params as Record<string, string>,
         query: c.request.query as Record<string, unknown>,
         headers: c.request.headers as HandlerContext<P>['headers'],
         body: c.request.requestBody,
-        principal: options.principal(c.security ?? {}),
-        requestId: locals(res).requestId,
-        log: locals(res).log,
+        principal,
+        requestId: l.requestId,
+        log: l.log,
         req,
       };
       send(res, await handler(ctx));
@@ -164,7 +169,7 @@ export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<expres
     }
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const problem = toProblem(error, options.mapError);
+    const problem = toProblem(error);
     if (problem.code === 'internal_error') {
       locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
     } else if (problem.code === 'unavailable') {
@@ -175,15 +180,6 @@ export async function createApiApp<P>(options: ApiAppOptions<P>): Promise<expres
     res.type('application/problem+json').send(JSON.stringify(problemBody(problem, locals(res).requestId)));
   });
   return app;
-}
-
-/** Lets a handler name the tenant in the request's log line. */
-export function setLogTenant(ctx: HandlerContext<unknown>, tenant: string): void {
-  const res = ctx.req.res;
-  if (res) {
-    locals(res).tenant = tenant;
-    locals(res).log = locals(res).log.child({ tenant });
-  }
 }
 
 /**
@@ -242,10 +238,9 @@ async function readiness(checks: ReadinessChecks): Promise<HandlerResult> {
   throw new ProblemError(503, 'unavailable', `Not ready: ${failing.join(', ')} not answering.`, { checks: summary });
 }
 
-function toProblem(error: unknown, mapError?: (error: unknown) => ProblemError | undefined): ProblemError {
+/** The one place where an error becomes a problem: anything unknown is a 500 without details. */
+function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
-  const mapped = mapError?.(error);
-  if (mapped) return mapped;
   const type = (error as { type?: string } | null)?.type;
   if (type === 'entity.too.large') return new ProblemError(413, 'payload_too_large', 'The request body is larger than the limit.');
   if (type === 'request.aborted') return new ProblemError(400, 'malformed_json', 'The request body was not received completely.');
