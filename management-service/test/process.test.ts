@@ -5,11 +5,15 @@ import { createTestDatabase, testNatsUrl, type TestDatabase } from '../../script
 import { testSigningKey } from '../../scripts/test-support/platform.ts';
 import { createAccessKey, createTenant } from '../src/admin/provisioning.ts';
 
-function run(env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<{ code: number | null; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'management-service/src/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+type Exit = { code: number | null; stdout: string; stderr: string };
+
+function run(env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<Exit> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'management-service/src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
   let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr }))) };
+  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
 }
 
 describe('management service process', function () {
@@ -30,7 +34,7 @@ describe('management service process', function () {
     assert.match(stderr, /PORT: "http" is not a whole number/);
   });
 
-  it('finishes a request in flight on SIGTERM, then exits 0', async () => {
+  it('logs JSON lines with request id, operation, status and tenant; finishes a request in flight on SIGTERM, then exits 0', async () => {
     await createTenant(database.db, { id: 'shutdown' });
     const key = await createAccessKey(database.db, 'shutdown');
     const port = await freePort();
@@ -42,11 +46,14 @@ describe('management service process', function () {
       DATABASE_URL: database.url,
       NATS_URL: testNatsUrl(),
       JWT_PRIVATE_KEY: await testSigningKey(),
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'info',
     });
     await waitFor('readyz', async () => {
       if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
     });
+    const login = await fetch(`${url}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'login-1' }, body: JSON.stringify(key) });
+    const { access_token } = (await login.json()) as { access_token: string };
+    await fetch(`${url}/users/`, { headers: { authorization: `Bearer ${access_token}`, 'x-request-id': 'list-1' } });
     // A login spends tens of milliseconds on the slow hash: long enough to be in flight.
     const inFlight = fetch(`${url}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
     await new Promise((r) => setTimeout(r, 15));
@@ -54,8 +61,16 @@ describe('management service process', function () {
     const res = await inFlight;
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { token_type: string }).token_type, 'Bearer');
-    const { code } = await exit;
+    const { code, stdout } = await exit;
     assert.equal(code, 0);
+    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const list = lines.find((l) => l.request_id === 'list-1' && l.message === 'request');
+    assert.deepEqual(
+      { operation: list?.operation, status: list?.status, tenant: list?.tenant, service: list?.service },
+      { operation: 'listUsers', status: 501, tenant: 'shutdown', service: 'management-service' },
+    );
+    assert.ok(lines.some((l) => l.request_id === 'login-1' && l.status === 200 && l.operation === 'login'));
+    assert.ok(lines.some((l) => l.message === 'management service stopped'));
     await assert.rejects(fetch(`${url}/livez`), 'no longer accepts connections');
   });
 });

@@ -49,7 +49,7 @@ export type ApiAppOptions<P> = {
   bodyLimitBytes: number;
 };
 
-type Locals = { requestId: string; log: Logger; operationId?: string; tenant?: string };
+type Locals = { requestId: string; log: Logger; operationId?: string };
 const locals = (res: Response) => res.locals as Locals;
 
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
@@ -80,10 +80,6 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     async (c: Context, req: Request, res: Response) => {
       const principal = options.principal(c.security ?? {});
       const l = locals(res);
-      if (principal) {
-        l.tenant = principal.tenantId;
-        l.log = l.log.child({ tenant: principal.tenantId });
-      }
       const ctx: HandlerContext<P> = {
         operationId: c.operation.operationId!,
         params: c.request.params as Record<string, string>,
@@ -109,6 +105,10 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       locals(res).operationId = c.operation?.operationId;
       if (c.operation) refuseUnsupportedBody(c.operation as OpenAPIV3_1.OperationObject, req);
     },
+    postSecurityHandler: (c: Context, _req: Request, res: Response) => {
+      const principal = c.security?.authorized ? options.principal(c.security) : undefined;
+      if (principal) locals(res).log = locals(res).log.child({ tenant: principal.tenantId });
+    },
     notFound: async () => {
       throw new ProblemError(404, 'not_found', 'No such route.');
     },
@@ -122,7 +122,9 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       const failure = Object.values(c.security ?? {}).find(
         (result): result is { error: unknown } => typeof result === 'object' && result !== null && 'error' in result,
       );
-      if (failure?.error instanceof ProblemError) throw failure.error;
+      // A 401/403 of a security handler is the answer; any other failure (the key store is down)
+      // is a 500, not a reason to tell a client its credentials are wrong.
+      if (failure) throw failure.error;
       throw new ProblemError(401, 'unauthenticated', 'Authentication is required.');
     },
     validationFail: async (c: Context) => {
@@ -152,7 +154,6 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
         operation: l.operationId,
         status: res.statusCode,
         duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-        tenant: l.tenant,
       });
     });
     next();
