@@ -63,6 +63,5 @@ export function problemBody(error: ProblemError, requestId: string): ProblemBody
   };
 }
 
-export const notFound = (detail = 'No such resource.') => new ProblemError(404, 'not_found', detail);
 export const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticated', detail);
 export const forbidden = (detail: string) => new ProblemError(403, 'forbidden', detail);

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { generateTypes } from '../../scripts/lib/generate-types.ts';
 import { loadContract } from '../src/http/contract.ts';
+import { streams, subjects } from '../src/nats.ts';
 
 const read = async (name: string) => parse(await readFile(new URL(`../../contracts/${name}`, import.meta.url), 'utf8'));
 
@@ -58,6 +59,16 @@ describe('contracts', function () {
     const documented = [...readme.matchAll(/^\| `([a-z_]+)` \| \d{3} \|/gm)].map((m) => m[1]);
     assert.deepEqual([...management].sort(), [...documented].sort());
     assert.deepEqual([...data].sort(), [...documented].sort());
+  });
+
+  it('name the NATS subjects the services use, inside the streams that hold them', async () => {
+    const channels = (await read('events.asyncapi.yaml')).channels as Record<string, { address: string }>;
+    assert.equal(channels.tenantEvents!.address.replace('{tenant}', 'acme'), subjects.tenantEvents('acme'));
+    assert.equal(channels.optimizerRequests!.address, subjects.optimizerRequests);
+    assert.equal(channels.optimizerResults!.address, subjects.optimizerResults);
+    const covered = (subject: string) =>
+      Object.values(streams).some((s) => s.subjects.some((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace('*', '[^.]+').replace('>', '.+')}$`).test(subject)));
+    for (const subject of [subjects.tenantEvents('acme'), subjects.optimizerRequests, subjects.optimizerResults]) assert.ok(covered(subject), subject);
   });
 
   it('pass spectral (oas and asyncapi rulesets) with zero errors', async () => {
