@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
-import { unauthenticated } from '@platform/shared';
+import { isId, unauthenticated } from '@platform/shared';
+import { EntityNotFound } from '../domain/errors.ts';
+import { mustBeMachine } from '../domain/permissions.ts';
+import { findEntity } from '../store/entities.ts';
+import { inTenant } from '../store/tenant-scope.ts';
+import type { Principal } from './principal.ts';
 import { consumeRefreshToken, findUsableAccessKey, insertRefreshToken } from '../store/credentials.ts';
 import { randomToken, sha256, verifyNothing, verifySecret } from './secrets.ts';
 import type { TokenSigner } from './tokens.ts';
@@ -35,4 +40,21 @@ export async function refresh(s: Sessions, refreshToken: string): Promise<TokenR
   const key = await consumeRefreshToken(s.db, sha256(refreshToken));
   if (!key) throw unauthenticated('The refresh token is unknown, expired, already used or revoked.');
   return issue(s, key);
+}
+
+/**
+ * A token for one of the tenant's users (decisions §3): the machine client exchanges its own
+ * token for one whose subject is the user, so readable_by / modifiable_by apply to it.
+ */
+export async function userToken(s: Sessions, principal: Principal, userId: string): Promise<Omit<TokenResponse, 'refresh_token'>> {
+  mustBeMachine(principal, 'obtain tokens for users');
+  const user = isId('U', userId)
+    ? await inTenant(s.db, principal.tenantId, (trx) => findEntity(trx, { tenantId: principal.tenantId, type: 'users', id: userId }))
+    : undefined;
+  if (!user || user.deleted) throw new EntityNotFound('user');
+  return {
+    access_token: await s.signer.sign({ sub: userId, tenant_id: principal.tenantId, kind: 'user' }),
+    token_type: 'Bearer',
+    expires_in: s.signer.ttlSeconds,
+  };
 }

@@ -4,7 +4,11 @@ import type { BearerAuthenticator } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
 import { databaseAnswers } from '../store/db.ts';
+import { entityKinds } from '../domain/entities/catalog.ts';
+import { checkManagerShape } from '../domain/entities/portfolios.ts';
 import { authHandlers } from './handlers/auth.ts';
+import { entityHandlers } from './handlers/entities.ts';
+import { domainProblem } from './problems.ts';
 
 export type ManagementDeps = {
   db: Knex;
@@ -22,6 +26,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     definition: await loadContract('management'),
     handlers: {
       ...authHandlers(deps),
+      ...entityHandlers(deps.db, entityKinds),
     },
     securityHandlers: { bearerAuth: deps.authenticate },
     principal: (security) => security.bearerAuth as Principal,
@@ -33,5 +38,9 @@ export async function createManagementApp(deps: ManagementDeps) {
     },
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
+    mapError: domainProblem,
+    beforeValidation: (operationId, body) => {
+      if (operationId === 'updatePortfolio' || operationId === 'createPortfolio') checkManagerShape(body);
+    },
   });
 }

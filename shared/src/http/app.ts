@@ -47,6 +47,13 @@ export type ApiAppOptions<P> = {
   readiness: ReadinessChecks;
   logger: Logger;
   bodyLimitBytes: number;
+  /** Maps a service's own domain errors to problems; the one place where that happens. */
+  mapError?: (error: unknown) => ProblemError | undefined;
+  /**
+   * A service's own check of an authenticated request before the contract validates it, for a
+   * mistake whose contract message would mislead (it throws a domain error or a ProblemError).
+   */
+  beforeValidation?: (operationId: string, body: unknown) => void;
 };
 
 type Locals = { requestId: string; log: Logger; operationId?: string };
@@ -108,6 +115,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     postSecurityHandler: (c: Context, _req: Request, res: Response) => {
       const principal = c.security?.authorized ? options.principal(c.security) : undefined;
       if (principal) locals(res).log = locals(res).log.child({ tenant: principal.tenantId });
+      if (c.security?.authorized || !c.operation.security?.length) options.beforeValidation?.(c.operation.operationId!, c.request.requestBody);
     },
     notFound: async () => {
       throw new ProblemError(404, 'not_found', 'No such route.');
@@ -170,7 +178,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     }
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const problem = toProblem(error);
+    const problem = toProblem(error, options.mapError);
     if (problem.code === 'internal_error') {
       locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
     } else if (problem.code === 'unavailable') {
@@ -240,8 +248,10 @@ async function readiness(checks: ReadinessChecks): Promise<HandlerResult> {
 }
 
 /** The one place where an error becomes a problem: anything unknown is a 500 without details. */
-function toProblem(error: unknown): ProblemError {
+function toProblem(error: unknown, mapError?: (error: unknown) => ProblemError | undefined): ProblemError {
   if (error instanceof ProblemError) return error;
+  const mapped = mapError?.(error);
+  if (mapped) return mapped;
   const type = (error as { type?: string } | null)?.type;
   if (type === 'entity.too.large') return new ProblemError(413, 'payload_too_large', 'The request body is larger than the limit.');
   if (type === 'request.aborted') return new ProblemError(400, 'malformed_json', 'The request body was not received completely.');

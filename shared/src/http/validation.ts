@@ -28,6 +28,8 @@ export function validationProblem(errors: ErrorObject[]): ProblemError {
   const specific = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword));
   const issues = dedupe((specific.length > 0 ? specific : errors).map(issueOf));
   const detail = issues.map((i) => `${i.loc.join('.')} ${i.msg}`).join('; ');
+  // Ids in paths are plain strings in the contracts; one that cannot be an id names nothing.
+  if (issues.every((i) => i.loc[0] === 'path')) return new ProblemError(404, 'not_found', 'No such resource.');
   if (issues.every((i) => i.loc[0] === 'query')) {
     return new ProblemError(400, 'invalid_parameter', detail, { errors: issues });
   }

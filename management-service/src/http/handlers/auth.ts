@@ -1,5 +1,5 @@
 import type { OperationHandler } from '@platform/shared';
-import { login, refresh } from '../../auth/sessions.ts';
+import { login, refresh, userToken } from '../../auth/sessions.ts';
 import type { TokenSigner } from '../../auth/tokens.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { Knex } from 'knex';
@@ -15,6 +15,10 @@ export function authHandlers(deps: { db: Knex; signer: TokenSigner; refreshTtlSe
     refreshToken: async ({ body }) => {
       const { refresh_token } = body as { refresh_token: string };
       return { status: 200, headers: noStore, body: await refresh(deps, refresh_token) };
+    },
+    createUserToken: async ({ body, principal }) => {
+      const { user_id } = body as { user_id: string };
+      return { status: 200, headers: noStore, body: await userToken(deps, principal, user_id) };
     },
     getJwks: async () => ({ status: 200, headers: { 'Cache-Control': 'public, max-age=300' }, body: deps.signer.jwks }),
   };

@@ -1,0 +1,42 @@
+import type { IdLetter } from '@platform/shared';
+import type { Principal } from '../../auth/principal.ts';
+import type { Doc, Json } from '../merge.ts';
+
+/** An entity another one points to, to be checked against the store. */
+export type Reference = { loc: (string | number)[]; id: string; type: string };
+
+/** What a rule may need to know beyond the document itself. */
+export type WriteContext = {
+  principal: Principal;
+  now: string;
+  tenant: { broker_integration: 'CLIENT' | 'SERVICE' };
+  /** The parent entity of a nested one (the portfolio of a transaction). */
+  parent?: { id: string; doc: Doc; readable_by: string[]; modifiable_by: string[] };
+};
+
+/**
+ * The rules of one entity type, all pure: the generic handlers and the store do the I/O.
+ * Documents hold the entity's own fields (no metadata); `external_id` is one of them.
+ */
+export type EntityKind = {
+  /** The collection, as stored in entities.type. */
+  type: string;
+  letter: IdLetter;
+  label: string;
+  /** Collection path; `{parent}` stands for the parent's id of a nested type. */
+  path: string;
+  /** Path parameter of the entity id, and of its parent's id when nested. */
+  idParam: string;
+  parent?: { type: string; label: string; idParam: string; field: string };
+  operations: { create: string; get: string; update: string; delete: string; versions: string };
+  /** Turns a create body into the stored document, or throws a DomainError. */
+  create: (body: Doc, ctx: WriteContext) => Doc;
+  /** Applies a PATCH body to the current document, or throws a DomainError. */
+  update: (current: Doc, body: Doc, ctx: WriteContext) => Doc;
+  /** Entities the document points to; each must exist in the tenant. */
+  references: (doc: Doc) => Reference[];
+  /** Who besides the tenant's machine clients may read and modify it. */
+  access: (doc: Doc, id: string, ctx: WriteContext) => { readable_by: string[]; modifiable_by: string[] };
+};
+
+export const str = (value: Json | undefined): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -1,0 +1,61 @@
+import { InvalidField, WriteOnceField } from '../errors.ts';
+import { jsonEqual, mergePatch, type Doc } from '../merge.ts';
+import type { EntityKind } from './kind.ts';
+
+const WRITE_ONCE = ['email', 'phone'] as const;
+const WHOLE = new Set(['counter_account']);
+
+/** The interface's create sample spells the counter account type `bank_account_type`. */
+function canonicalCounterAccount(body: Doc): Doc {
+  const account = body.counter_account;
+  if (!account || typeof account !== 'object' || Array.isArray(account) || !('bank_account_type' in account)) return body;
+  const { bank_account_type, ...rest } = account;
+  return { ...body, counter_account: { ...rest, bank_account_number_type: bank_account_type! } };
+}
+
+function withDefaults(doc: Doc): Doc {
+  const account = doc.counter_account as Doc | undefined | null;
+  return {
+    external_id: null,
+    first_name: null,
+    last_name: null,
+    email: null,
+    phone: null,
+    language: null,
+    feature_flags: [],
+    status: 'WAITING_FOR_VERIFICATION',
+    brokerage_user_id: null,
+    idp_user_id: null,
+    products: [],
+    ...doc,
+    counter_account: account ? { bank_id: null, bank_id_type: null, ...account } : null,
+  };
+}
+
+/** create_idp_user=true needs what the identity provider needs to reach the user. */
+export function checkIdpUserRequirements(body: Doc): void {
+  for (const field of ['email', 'phone']) {
+    if (body[field] === undefined || body[field] === null) throw new InvalidField(['body', field], 'is required when create_idp_user is true');
+  }
+}
+
+export const users: EntityKind = {
+  type: 'users',
+  letter: 'U',
+  label: 'user',
+  path: '/users/',
+  idParam: 'user_id',
+  operations: { create: 'createUser', get: 'getUser', update: 'updateUser', delete: 'deleteUser', versions: 'listUserVersions' },
+  create: (body) => withDefaults(canonicalCounterAccount(body)),
+  update: (current, body) => {
+    const patch = canonicalCounterAccount(body);
+    for (const field of WRITE_ONCE) {
+      if (field in patch && current[field] !== null && current[field] !== undefined && !jsonEqual(current[field], patch[field])) {
+        throw new WriteOnceField(['body', field]);
+      }
+    }
+    return withDefaults(mergePatch(current, patch, WHOLE));
+  },
+  references: () => [],
+  access: (_doc, id) => ({ readable_by: [id], modifiable_by: [id] }),
+};

@@ -1,0 +1,50 @@
+/**
+ * Typed domain errors. Domain and store code throw these; http/problems.ts turns them into
+ * problem+json in one place.
+ */
+export type Loc = (string | number)[];
+
+export class DomainError extends Error {}
+
+/** No such entity in this tenant (also: wrong type letter, another tenant's id). */
+export class EntityNotFound extends DomainError {
+  constructor(readonly label: string) {
+    super(`No such ${label}.`);
+  }
+}
+
+export class NotPermitted extends DomainError {}
+
+/** A value that must be unique per tenant is taken. */
+export class DuplicateValue extends DomainError {
+  constructor(readonly field: string) {
+    super(`${field} is already used by another entity of this tenant.`);
+  }
+}
+
+/** A write-once field would change. */
+export class WriteOnceField extends DomainError {
+  constructor(readonly loc: Loc) {
+    super(`${loc.join('.')} is write-once and cannot change.`);
+  }
+}
+
+/** The body is valid against the contract but breaks a rule; `loc` points into the body. */
+export class InvalidField extends DomainError {
+  constructor(
+    readonly loc: Loc,
+    message: string,
+  ) {
+    super(`${loc.join('.')} ${message}`);
+  }
+}
+
+export class StateConflict extends DomainError {}
+
+export class VersionMismatch extends DomainError {
+  constructor(readonly current: number) {
+    super(`If-Match does not name the current version (${current}).`);
+  }
+}
+
+export class NotBuilt extends DomainError {}

@@ -1,0 +1,166 @@
+import type { Knex } from 'knex';
+import { isId, newId, type HandlerContext, type OperationHandler } from '@platform/shared';
+import type { Principal } from '../../auth/principal.ts';
+import { EntityNotFound, InvalidField, NotBuilt, NotPermitted, StateConflict } from '../../domain/errors.ts';
+import type { EntityKind, Reference, WriteContext } from '../../domain/entities/kind.ts';
+import { checkIdpUserRequirements } from '../../domain/entities/users.ts';
+import { checkIfMatch } from '../../domain/if-match.ts';
+import { jsonEqual, type Doc } from '../../domain/merge.ts';
+import { canRead, mustBeMachine, mustModify } from '../../domain/permissions.ts';
+import { versionPatch } from '../../domain/versions.ts';
+import {
+  existingIds,
+  findEntity,
+  findVersion,
+  insertEntity,
+  listVersions,
+  tenantBrokerIntegration,
+  updateEntity,
+  type EntityRow,
+} from '../../store/entities.ts';
+import { inTenant } from '../../store/tenant-scope.ts';
+import { presentEntity, presentVersion } from '../present.ts';
+
+type Ctx = HandlerContext<Principal>;
+
+/**
+ * Create, read, update, delete and version history for every entity type, one transaction per
+ * request: load (and lock) → pure rules of the kind → check references → write the next version.
+ */
+export function entityHandlers(db: Knex, kinds: EntityKind[]): Record<string, OperationHandler<Principal>> {
+  const handlers: Record<string, OperationHandler<Principal>> = {};
+  for (const kind of kinds) {
+    const ops = kind.operations;
+    handlers[ops.create] = (ctx) => create(db, kind, ctx);
+    handlers[ops.get] = (ctx) => read(db, kind, ctx);
+    handlers[ops.update] = (ctx) => change(db, kind, ctx, 'update');
+    handlers[ops.delete] = (ctx) => change(db, kind, ctx, 'delete');
+    handlers[ops.versions] = (ctx) => versions(db, kind, ctx);
+  }
+  return handlers;
+}
+
+/** The entity of the path, 404 for a wrong letter, another tenant's id or an unknown one. */
+async function load(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx, forUpdate: boolean): Promise<EntityRow> {
+  const id = ctx.params[kind.idParam]!;
+  const parentId = kind.parent ? ctx.params[kind.parent.idParam]! : undefined;
+  if (!isId(kind.letter, id) || (kind.parent && !isId('P', parentId))) throw new EntityNotFound(kind.label);
+  const row = await findEntity(trx, { tenantId: ctx.principal.tenantId, type: kind.type, id, parentId }, { forUpdate });
+  if (!row) throw new EntityNotFound(kind.label);
+  return row;
+}
+
+async function loadParent(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx): Promise<WriteContext['parent']> {
+  if (!kind.parent) return undefined;
+  const id = ctx.params[kind.parent.idParam]!;
+  const row = isId('P', id) ? await findEntity(trx, { tenantId: ctx.principal.tenantId, type: kind.parent.type, id }) : undefined;
+  if (!row || row.deleted) throw new EntityNotFound(kind.parent.label);
+  return { id: row.id, doc: row.doc, readable_by: row.readable_by, modifiable_by: row.modifiable_by };
+}
+
+async function writeContext(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx): Promise<WriteContext> {
+  return {
+    principal: ctx.principal,
+    now: new Date().toISOString(),
+    tenant: { broker_integration: await tenantBrokerIntegration(trx, ctx.principal.tenantId) },
+    parent: await loadParent(trx, kind, ctx),
+  };
+}
+
+/** Every reference (that changed) must name an existing entity of the right type in the tenant. */
+async function checkReferences(trx: Knex.Transaction, tenantId: string, refs: Reference[]): Promise<void> {
+  const existing = await existingIds(trx, tenantId, refs);
+  const missing = refs.find((r) => !existing.has(`${r.type}:${r.id}`));
+  if (missing) throw new InvalidField(missing.loc, `names no ${missing.type.replace(/-|_/g, ' ').replace(/s$/, '')} of this tenant`);
+}
+
+const changedReferences = (kind: EntityKind, before: Doc, after: Doc) => {
+  const old = new Set(kind.references(before).map((r) => `${r.type}:${r.id}`));
+  return kind.references(after).filter((r) => !old.has(`${r.type}:${r.id}`));
+};
+
+async function create(db: Knex, kind: EntityKind, ctx: Ctx) {
+  mustBeMachine(ctx.principal, `create a ${kind.label}`);
+  const body = ctx.body as Doc;
+  if (kind.type === 'users' && ctx.query.create_idp_user === true) {
+    checkIdpUserRequirements(body);
+    throw new NotBuilt('This deployment manages no identity provider: create the user with create_idp_user=false.');
+  }
+  const row = await inTenant(db, ctx.principal.tenantId, async (trx) => {
+    const wctx = await writeContext(trx, kind, ctx);
+    const doc = kind.create(body, wctx);
+    await checkReferences(trx, ctx.principal.tenantId, kind.references(doc));
+    const id = newId(kind.letter);
+    const at = new Date(wctx.now);
+    const entity: EntityRow = {
+      tenant_id: ctx.principal.tenantId,
+      id,
+      type: kind.type,
+      parent_id: wctx.parent?.id ?? null,
+      version: 1,
+      doc,
+      deleted: false,
+      ...kind.access(doc, id, wctx),
+      created_at: at,
+      version_at: at,
+      version_author_id: ctx.principal.subject,
+    };
+    await insertEntity(trx, entity);
+    return entity;
+  });
+  const location = kind.path.replace('{parent}', row.parent_id ?? '') + row.id;
+  return { status: 201, headers: { Location: location }, body: presentEntity(row) };
+}
+
+async function read(db: Knex, kind: EntityKind, ctx: Ctx) {
+  return inTenant(db, ctx.principal.tenantId, async (trx) => {
+    const row = await load(trx, kind, ctx, false);
+    if (!canRead(ctx.principal, row)) throw new NotPermitted(`You may not read this ${kind.label}.`);
+    const wanted = ctx.query.version as number | undefined;
+    if (wanted === undefined || wanted === row.version) return { status: 200, body: presentEntity(row) };
+    const old = await findVersion(trx, row.tenant_id, row.id, wanted);
+    if (!old) throw new EntityNotFound(`version ${wanted} of this ${kind.label}`);
+    return { status: 200, body: presentEntity(row, old) };
+  });
+}
+
+async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'delete') {
+  const row = await inTenant(db, ctx.principal.tenantId, async (trx) => {
+    const current = await load(trx, kind, ctx, true);
+    mustModify(ctx.principal, current, kind.label);
+    checkIfMatch(ctx.headers['if-match'], current.version);
+    if (what === 'delete' && current.deleted) return current;
+    if (current.deleted) throw new StateConflict(`This ${kind.label} is deleted.`);
+    const wctx = await writeContext(trx, kind, ctx);
+    const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
+    if (what === 'update' && jsonEqual(doc, current.doc)) return current;
+    await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));
+    const next: EntityRow = {
+      ...current,
+      version: current.version + 1,
+      doc,
+      deleted: what === 'delete',
+      ...kind.access(doc, current.id, wctx),
+      version_at: new Date(wctx.now),
+      version_author_id: ctx.principal.subject,
+    };
+    await updateEntity(trx, next);
+    return next;
+  });
+  return { status: 200, body: presentEntity(row) };
+}
+
+async function versions(db: Knex, kind: EntityKind, ctx: Ctx) {
+  const limit = (ctx.query.limit as number | undefined) ?? 20;
+  const offset = (ctx.query.offset as number | undefined) ?? 0;
+  return inTenant(db, ctx.principal.tenantId, async (trx) => {
+    const row = await load(trx, kind, ctx, false);
+    if (!canRead(ctx.principal, row)) throw new NotPermitted(`You may not read this ${kind.label}.`);
+    const first = offset + 1;
+    const last = Math.min(offset + limit, row.version);
+    const rows = first <= last ? await listVersions(trx, row.tenant_id, row.id, Math.max(1, first - 1), last) : [];
+    const results = rows.filter((v) => v.version >= first).map((v) => presentVersion(v, versionPatch(rows.find((p) => p.version === v.version - 1), v)));
+    const next = last < row.version ? `${ctx.req.path}?limit=${limit}&offset=${offset + limit}` : null;
+    return { status: 200, body: { next, count: row.version, offset, results, _embedded: {} } };
+  });
+}

@@ -1,0 +1,30 @@
+import { ProblemError } from '@platform/shared';
+import {
+  DuplicateValue,
+  EntityNotFound,
+  InvalidField,
+  NotBuilt,
+  NotPermitted,
+  StateConflict,
+  VersionMismatch,
+  WriteOnceField,
+} from '../domain/errors.ts';
+
+/** The one place where the management service's domain errors become problem+json. */
+export function domainProblem(error: unknown): ProblemError | undefined {
+  if (error instanceof EntityNotFound) return new ProblemError(404, 'not_found', error.message);
+  if (error instanceof NotPermitted) return new ProblemError(403, 'forbidden', error.message);
+  if (error instanceof DuplicateValue) {
+    return new ProblemError(409, 'duplicate_value', error.message, { errors: [{ loc: ['body', error.field], msg: 'is already used', type: 'unique' }] });
+  }
+  if (error instanceof WriteOnceField) {
+    return new ProblemError(409, 'write_once_field', error.message, { errors: [{ loc: error.loc, msg: 'is write-once', type: 'write_once' }] });
+  }
+  if (error instanceof InvalidField) {
+    return new ProblemError(422, 'validation_failed', error.message, { errors: [{ loc: error.loc, msg: error.message.slice(error.loc.join('.').length + 1), type: 'rule' }] });
+  }
+  if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
+  if (error instanceof VersionMismatch) return new ProblemError(412, 'version_mismatch', error.message);
+  if (error instanceof NotBuilt) return new ProblemError(501, 'not_implemented', error.message);
+  return undefined;
+}
