@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { generateTypes } from '../../scripts/lib/generate-types.ts';
 import { loadContract } from '../src/http/contract.ts';
+import { openApiBackend } from '../src/http/app.ts';
 import { streams, subjects } from '../src/nats.ts';
 
 const read = async (name: string) => parse(await readFile(new URL(`../../contracts/${name}`, import.meta.url), 'utf8'));
@@ -35,6 +36,16 @@ describe('contracts', function () {
       for (const endpoint of interfaceEndpoints[name]) {
         const [method, path] = endpoint.split(' ') as [string, string];
         assert.ok(present.has(`${method} ${normalise(path)}`), `${name} contract lacks ${endpoint}`);
+      }
+    }
+  });
+
+  it('compile a request validator for every operation (validators are built lazily at run time)', async () => {
+    for (const name of ['management', 'data'] as const) {
+      const api = openApiBackend(await loadContract(name));
+      await api.init();
+      for (const operation of api.router.getOperations()) {
+        assert.doesNotThrow(() => api.validator.getRequestValidatorsForOperation(operation.operationId!), `${name}: ${operation.operationId}`);
       }
     }
   });

@@ -2964,7 +2964,7 @@ export interface components {
             /** @description Position concerned: ISIN, or `$` + currency for cash. Defaults to `$<currency>` for cash types; required for ORDER (422 otherwise). */
             instrument_id?: string;
             /** @description Price per share of an ORDER (string or number; returned as a string); null for cash transactions. */
-            unit_price?: components["schemas"]["DecimalInput"] | null;
+            unit_price?: string | number | null;
             /**
              * Format: date-time
              * @description Time of the transaction (execution or settlement); defaults to the time of creation.
@@ -2993,7 +2993,7 @@ export interface components {
             /** @description Position concerned: ISIN, or `$` + currency for cash. Defaults to `$<currency>` for cash types; required for ORDER (422 otherwise). */
             instrument_id?: string;
             /** @description Price per share of an ORDER (string or number; returned as a string); null for cash transactions. */
-            unit_price?: components["schemas"]["DecimalInput"] | null;
+            unit_price?: string | number | null;
             /**
              * Format: date-time
              * @description Time of the transaction (execution or settlement); defaults to the time of creation.

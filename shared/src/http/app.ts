@@ -62,14 +62,12 @@ const locals = (res: Response) => res.locals as Locals;
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
 
 /**
- * The express app of a service: every request is routed and validated by openapi-backend against
- * the contract, authenticated by the contract's security schemes, and answered by the handler
- * registered under its operationId (501 when none is). Every failure is problem+json.
+ * openapi-backend set up for a dereferenced OpenAPI 3.1 contract: quick start (its own 3.1
+ * initialisation would leave routes unmatched), ajv with formats, lazy validators.
  */
-export async function createApiApp<P extends { tenantId: string } | undefined>(options: ApiAppOptions<P>): Promise<express.Express> {
-  const { logger } = options;
-  const api = new OpenAPIBackend({
-    definition: options.definition as never,
+export function openApiBackend(definition: OpenAPIV3_1.Document): OpenAPIBackend {
+  return new OpenAPIBackend({
+    definition: definition as never,
     quick: true,
     strict: true,
     // Contract paths keep the trailing slash the interface shows; contractPath() accepts both forms.
@@ -81,6 +79,16 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       return ajv;
     },
   });
+}
+
+/**
+ * The express app of a service: every request is routed and validated by openapi-backend against
+ * the contract, authenticated by the contract's security schemes, and answered by the handler
+ * registered under its operationId (501 when none is). Every failure is problem+json.
+ */
+export async function createApiApp<P extends { tenantId: string } | undefined>(options: ApiAppOptions<P>): Promise<express.Express> {
+  const { logger } = options;
+  const api = openApiBackend(options.definition);
 
   const toHandler =
     (handler: OperationHandler<P>): Handler =>
