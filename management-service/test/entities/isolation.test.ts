@@ -67,7 +67,8 @@ describe('tenant isolation and permissions', () => {
     assert.ok(Number(all[0]!.count) > seen.length, 'other tenants have rows too');
     const unset = await db.transaction(async (trx) => {
       await trx.raw('set local role platform_tenant');
-      return trx('entities').select('id');
+      const rows: { id: string }[] = await trx('entities').select('id');
+      return rows;
     });
     assert.equal(unset.length, 0, 'no tenant set: nothing visible');
     const foreign = await inTenant(db, a.tenantId, (trx) => trx('entities').whereNot({ tenant_id: a.tenantId }).update({ deleted: true }));
