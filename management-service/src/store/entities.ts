@@ -51,29 +51,33 @@ async function translateUnique<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-async function appendVersion(trx: Knex.Transaction, row: EntityRow): Promise<void> {
-  await trx('entity_versions').insert({
-    tenant_id: row.tenant_id,
-    id: row.id,
-    version: row.version,
-    doc: row.doc,
-    deleted: row.deleted,
-    version_at: row.version_at,
-    version_author_id: row.version_author_id,
-  });
-}
+const VERSION_OF = `insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id)
+  select tenant_id, id, version, doc, deleted, version_at, version_author_id from changed`;
 
-/** Stores a new entity as version 1. */
+/** Stores a new entity as version 1 (the entity and its first version in one statement). */
 export async function insertEntity(trx: Knex.Transaction, row: EntityRow): Promise<void> {
-  await translateUnique(trx('entities').insert(row));
-  await appendVersion(trx, row);
+  await translateUnique(
+    trx.raw(
+      `with changed as (
+         insert into entities (tenant_id, id, type, parent_id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id)
+         values (?, ?, ?, ?, ?, ?::jsonb, ?, ?::text[], ?::text[], ?, ?, ?) returning *)
+       ${VERSION_OF}`,
+      [row.tenant_id, row.id, row.type, row.parent_id, row.version, JSON.stringify(row.doc), row.deleted, row.readable_by, row.modifiable_by, row.created_at, row.version_at, row.version_author_id],
+    ),
+  );
 }
 
 /** Moves an entity to its next version (the caller holds the row lock and bumped `version`). */
 export async function updateEntity(trx: Knex.Transaction, row: EntityRow): Promise<void> {
-  const { tenant_id, id, ...changes } = row;
-  await translateUnique(trx('entities').where({ tenant_id, id }).update(changes));
-  await appendVersion(trx, row);
+  await translateUnique(
+    trx.raw(
+      `with changed as (
+         update entities set version = ?, doc = ?::jsonb, deleted = ?, readable_by = ?::text[], modifiable_by = ?::text[], version_at = ?, version_author_id = ?
+          where tenant_id = ? and id = ? returning *)
+       ${VERSION_OF}`,
+      [row.version, JSON.stringify(row.doc), row.deleted, row.readable_by, row.modifiable_by, row.version_at, row.version_author_id, row.tenant_id, row.id],
+    ),
+  );
 }
 
 export async function findVersion(trx: Knex.Transaction, tenantId: string, id: string, version: number): Promise<VersionRow | undefined> {
@@ -98,9 +102,4 @@ export async function existingIds(trx: Knex.Transaction, tenantId: string, refs:
     .where({ tenant_id: tenantId, deleted: false })
     .whereIn('id', [...new Set(refs.map((r) => r.id))]);
   return new Set(rows.map((r: { id: string; type: string }) => `${r.type}:${r.id}`));
-}
-
-export async function tenantBrokerIntegration(trx: Knex.Transaction, tenantId: string): Promise<'CLIENT' | 'SERVICE'> {
-  const row = await trx('tenants').select('broker_integration').where({ id: tenantId }).first();
-  return row.broker_integration;
 }

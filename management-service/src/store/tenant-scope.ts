@@ -1,12 +1,19 @@
 import type { Knex } from 'knex';
 
+export type TenantSettings = { broker_integration: 'CLIENT' | 'SERVICE' };
+
 /**
  * Runs `work` in one transaction as the `platform_tenant` role with `app.tenant_id` set, so that
- * row-level security shows only this tenant's rows even to a query that forgets to say so.
+ * row-level security shows only this tenant's rows even to a query that forgets to say so. The
+ * same round trip reads the tenant's settings.
  */
-export function inTenant<T>(db: Knex, tenantId: string, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export function inTenant<T>(db: Knex, tenantId: string, work: (trx: Knex.Transaction, tenant: TenantSettings) => Promise<T>): Promise<T> {
   return db.transaction(async (trx) => {
-    await trx.raw(`select set_config('app.tenant_id', ?, true), set_config('role', 'platform_tenant', true)`, [tenantId]);
-    return work(trx);
+    const { rows } = await trx.raw(
+      `select set_config('app.tenant_id', ?, true), set_config('role', 'platform_tenant', true),
+              (select broker_integration from tenants where id = ?) as broker_integration`,
+      [tenantId, tenantId],
+    );
+    return work(trx, { broker_integration: rows[0].broker_integration });
   });
 }

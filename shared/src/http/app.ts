@@ -6,6 +6,7 @@ import { newUlid } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { ProblemError, problemBody } from '../problem.ts';
 import { decodeBody, mediaType } from './body.ts';
+import { precompileRoutes } from './routes.ts';
 import { validationProblem } from './validation.ts';
 
 export type HandlerContext<P> = {
@@ -151,6 +152,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     api.registerSecurityHandler(scheme, (_c: Context, req: Request) => handler(req));
   }
   await api.init();
+  precompileRoutes(api);
 
   const app = express();
   app.disable('x-powered-by');

@@ -14,11 +14,10 @@ import {
   findVersion,
   insertEntity,
   listVersions,
-  tenantBrokerIntegration,
   updateEntity,
   type EntityRow,
 } from '../../store/entities.ts';
-import { inTenant } from '../../store/tenant-scope.ts';
+import { inTenant, type TenantSettings } from '../../store/tenant-scope.ts';
 import { presentEntity, presentVersion } from '../present.ts';
 
 type Ctx = HandlerContext<Principal>;
@@ -58,13 +57,8 @@ async function loadParent(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx): Pr
   return { id: row.id, doc: row.doc, readable_by: row.readable_by, modifiable_by: row.modifiable_by };
 }
 
-async function writeContext(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx): Promise<WriteContext> {
-  return {
-    principal: ctx.principal,
-    now: new Date().toISOString(),
-    tenant: { broker_integration: await tenantBrokerIntegration(trx, ctx.principal.tenantId) },
-    parent: await loadParent(trx, kind, ctx),
-  };
+async function writeContext(trx: Knex.Transaction, tenant: TenantSettings, kind: EntityKind, ctx: Ctx): Promise<WriteContext> {
+  return { principal: ctx.principal, now: new Date().toISOString(), tenant, parent: await loadParent(trx, kind, ctx) };
 }
 
 /** Every reference (that changed) must name an existing entity of the right type in the tenant. */
@@ -86,8 +80,8 @@ async function create(db: Knex, kind: EntityKind, ctx: Ctx) {
     checkIdpUserRequirements(body);
     throw new NotBuilt('This deployment manages no identity provider: create the user with create_idp_user=false.');
   }
-  const row = await inTenant(db, ctx.principal.tenantId, async (trx) => {
-    const wctx = await writeContext(trx, kind, ctx);
+  const row = await inTenant(db, ctx.principal.tenantId, async (trx, tenant) => {
+    const wctx = await writeContext(trx, tenant, kind, ctx);
     const doc = kind.create(body, wctx);
     await checkReferences(trx, ctx.principal.tenantId, kind.references(doc));
     const id = newId(kind.letter);
@@ -125,13 +119,13 @@ async function read(db: Knex, kind: EntityKind, ctx: Ctx) {
 }
 
 async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'delete') {
-  const row = await inTenant(db, ctx.principal.tenantId, async (trx) => {
+  const row = await inTenant(db, ctx.principal.tenantId, async (trx, tenant) => {
     const current = await load(trx, kind, ctx, true);
     mustModify(ctx.principal, current, kind.label);
     checkIfMatch(ctx.headers['if-match'], current.version);
     if (what === 'delete' && current.deleted) return current;
     if (current.deleted) throw new StateConflict(`This ${kind.label} is deleted.`);
-    const wctx = await writeContext(trx, kind, ctx);
+    const wctx = await writeContext(trx, tenant, kind, ctx);
     const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
     if (what === 'update' && jsonEqual(doc, current.doc)) return current;
     await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));

@@ -1,0 +1,146 @@
+// Entity store benchmark: POST /portfolios/, PATCH /portfolios/{id} and GET /portfolios/{id} at 32
+// concurrent clients (autocannon), against a minimal plain-pg script writing and reading the same
+// rows, alternating in one run; medians of the rounds. `npm run bench:entities`
+// (BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS change the defaults of 8, 3 and 32).
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { newId } from '@platform/shared';
+import { closedLoop, median, record, round, startBenchPlatform, type Figures } from './lib/harness.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info' });
+const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: CONNECTIONS });
+
+const headers = { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' };
+const owner = ((await (await fetch(`${platform.managementUrl}/users/`, { method: 'POST', headers, body: '{}' })).json()) as { id: string }).id;
+const portfolioBody = JSON.stringify({
+  name: 'Pension',
+  owned_by_user_id: owner,
+  base_currency: 'EUR',
+  money_type: 'REAL_MONEY',
+  config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: {} },
+  portfolio: { $EUR: 1000, IE00B4L5Y983: 12 },
+});
+// The document the service stores for that body, for the plain-pg script to write.
+const storedDoc = async () => (await platform.db('entities').where({ type: 'portfolios' }).first('doc')).doc;
+
+/** The HTTP stack alone (routing, logging, no database): the ceiling any operation is under. */
+async function livez(): Promise<Figures> {
+  const result = await autocannon({ url: `${platform.managementUrl}/livez`, connections: CONNECTIONS, duration: SECONDS });
+  return { rps: round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+async function service(method: 'POST' | 'PATCH' | 'GET', ids: string[]): Promise<Figures> {
+  let i = 0;
+  const result = await autocannon({
+    url: platform.managementUrl,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers,
+    requests: [
+      {
+        method,
+        setupRequest: (req) => {
+          const id = ids[i++ % Math.max(ids.length, 1)];
+          if (method === 'POST') return { ...req, path: '/portfolios/', body: portfolioBody };
+          if (method === 'PATCH') return { ...req, path: `/portfolios/${id}`, body: JSON.stringify({ name: `name ${i}` }) };
+          return { ...req, path: `/portfolios/${id}` };
+        },
+      },
+    ],
+  });
+  return { rps: round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[], doc: Record<string, unknown>): Promise<Figures> {
+  const tenant = platform.tenantId;
+  return closedLoop(CONNECTIONS, SECONDS, async (worker, n) => {
+    if (operation === 'select') {
+      await pool.query('select id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id from entities where tenant_id = $1 and id = $2', [tenant, ids[(worker * 7919 + n) % ids.length]]);
+      return;
+    }
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const now = new Date();
+      if (operation === 'insert') {
+        const id = newId('P');
+        await client.query(
+          `insert into entities (tenant_id, id, type, version, doc, readable_by, modifiable_by, created_at, version_at, version_author_id)
+           values ($1, $2, 'portfolios', 1, $3, $4, $4, $5, $5, 'bench')`,
+          [tenant, id, doc, [owner], now],
+        );
+        await client.query(`insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id) values ($1, $2, 1, $3, false, $4, 'bench')`, [tenant, id, doc, now]);
+      } else {
+        const id = ids[(worker * 7919 + n) % ids.length];
+        const { rows } = await client.query('select version, doc from entities where tenant_id = $1 and id = $2 for update', [tenant, id]);
+        const next = { ...rows[0].doc, name: `name ${n}` };
+        const version = rows[0].version + 1;
+        await client.query('update entities set version = $3, doc = $4, version_at = $5 where tenant_id = $1 and id = $2', [tenant, id, version, next, now]);
+        await client.query(`insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id) values ($1, $2, $3, $4, false, $5, 'bench')`, [tenant, id, version, next, now]);
+      }
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}
+
+type Row = { operation: string; service: Figures[]; plain: Figures[] };
+const rows: Row[] = [
+  { operation: 'POST /portfolios/', service: [], plain: [] },
+  { operation: 'PATCH /portfolios/{id}', service: [], plain: [] },
+  { operation: 'GET /portfolios/{id}', service: [], plain: [] },
+];
+
+// Warm up both sides and have documents to patch and read.
+await service('POST', []);
+const doc = await storedDoc();
+await plainPg('insert', [], doc);
+const servicePortfolios = (await platform.db('entities').where({ type: 'portfolios' }).whereNot({ version_author_id: 'bench' }).limit(2000).pluck('id')) as string[];
+const plainPortfolios = (await platform.db('entities').where({ type: 'portfolios', version_author_id: 'bench' }).limit(2000).pluck('id')) as string[];
+
+const floor: Figures[] = [];
+for (let round_ = 1; round_ <= ROUNDS; round_++) {
+  console.log(`[bench] round ${round_} of ${ROUNDS}`);
+  floor.push(await livez());
+  rows[0]!.service.push(await service('POST', []));
+  rows[0]!.plain.push(await plainPg('insert', [], doc));
+  rows[1]!.service.push(await service('PATCH', servicePortfolios));
+  rows[1]!.plain.push(await plainPg('update', plainPortfolios, doc));
+  rows[2]!.service.push(await service('GET', servicePortfolios));
+  rows[2]!.plain.push(await plainPg('select', plainPortfolios, doc));
+}
+
+const summary = rows.map((r) => {
+  const pick = (list: Figures[], key: keyof Figures) => median(list.map((f) => f[key]));
+  const s = { rps: pick(r.service, 'rps'), p50_ms: pick(r.service, 'p50_ms'), p99_ms: pick(r.service, 'p99_ms'), errors: r.service.reduce((a, f) => a + f.errors, 0) };
+  const p = { rps: pick(r.plain, 'rps'), p50_ms: pick(r.plain, 'p50_ms'), p99_ms: pick(r.plain, 'p99_ms'), errors: r.plain.reduce((a, f) => a + f.errors, 0) };
+  return { operation: r.operation, service: s, plain_pg: p, ratio: round(s.rps / p.rps), rounds: { service: r.service, plain_pg: r.plain } };
+});
+
+const markdown = [
+  `### Entity store (\`npm run bench:entities\`)`,
+  '',
+  `${CONNECTIONS} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s each, medians; measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine.`,
+  'Service: HTTP through autocannon (JWT check, contract validation, one transaction with row-level security, version row, JSON log line).',
+  'Plain pg: a script writing and reading the same rows with `pg` (no HTTP, no checks).',
+  '',
+  '| operation | service req/s | p50 ms | p99 ms | plain pg ops/s | p50 ms | p99 ms | service / plain pg |',
+  '|---|---|---|---|---|---|---|---|',
+  ...summary.map((r) => `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.ratio}× |`),
+  '',
+  `For scale: \`GET /livez\` (routing, logging, no database) answers ${median(floor.map((f) => f.rps))} req/s here, so no operation of the HTTP interface can pass that rate on this machine.`,
+  `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}. Target: service ≥ 0.5× plain pg.`,
+].join('\n');
+
+record('entity-store', { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, livez_rps: floor.map((f) => f.rps), results: summary }, markdown);
+console.log(markdown);
+await pool.end();
+await platform.stop();

@@ -1,0 +1,143 @@
+// What every benchmark needs: Postgres and NATS (started here unless DATABASE_URL / NATS_URL name
+// servers), a migrated database, the management service in its own process, a tenant and a token,
+// and a way to record figures in bench/results/ and the README.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import knex, { type Knex } from 'knex';
+import { exportPKCS8, generateKeyPair } from 'jose';
+import { createAccessKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
+import { migrateLatest } from '../../management-service/src/store/migrate.ts';
+import { startNatsServer, type NatsServer } from '../../scripts/lib/nats-server.ts';
+import { freePort, waitFor } from '../../scripts/lib/ports.ts';
+import { startEmbeddedPostgres, type Postgres } from '../../scripts/lib/postgres.ts';
+
+export type BenchPlatform = {
+  databaseUrl: string;
+  db: Knex;
+  managementUrl: string;
+  tenantId: string;
+  token: string;
+  stop: () => Promise<void>;
+};
+
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+export async function startBenchPlatform(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchPlatform> {
+  const work = mkdtempSync(join(tmpdir(), 'platform-bench-'));
+  chmodSync(work, 0o755);
+  let postgres: Postgres | undefined;
+  let nats: NatsServer | undefined;
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    postgres = await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log });
+    adminUrl = postgres.url('postgres');
+  }
+  const database = `bench_${process.pid}`;
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`drop database if exists ${database} with (force)`);
+  await admin.raw(`create database ${database}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  const databaseUrl = url.toString();
+  const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 40 } });
+  await migrateLatest(db);
+  let natsUrl = process.env.NATS_URL;
+  if (!natsUrl) {
+    nats = await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log });
+    natsUrl = nats.url;
+  }
+
+  const port = await freePort();
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      JWT_PRIVATE_KEY: await exportPKCS8(privateKey),
+      MIGRATE_ON_START: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const managementUrl = `http://127.0.0.1:${port}`;
+  await waitFor('management service', async () => {
+    if (!(await fetch(`${managementUrl}/readyz`)).ok) throw new Error('not ready');
+  });
+
+  const tenantId = 'bench';
+  await createTenant(db, { id: tenantId });
+  const key = await createAccessKey(db, tenantId);
+  const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
+  const { access_token: token } = (await login.json()) as { access_token: string };
+
+  return {
+    databaseUrl,
+    db,
+    managementUrl,
+    tenantId,
+    token,
+    stop: async () => {
+      const exited = new Promise((r) => service.once('exit', r));
+      service.kill('SIGTERM');
+      await exited;
+      await db.destroy();
+      await admin.raw(`drop database if exists ${database} with (force)`);
+      await admin.destroy();
+      await nats?.stop();
+      await postgres?.stop();
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Figures = { rps: number; p50_ms: number; p99_ms: number; errors: number };
+
+/** Runs `operation` from `concurrency` workers for `seconds`; throughput and latency percentiles. */
+export async function closedLoop(concurrency: number, seconds: number, operation: (worker: number, i: number) => Promise<void>): Promise<Figures> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      for (let i = 0; performance.now() < deadline; i++) {
+        const t = performance.now();
+        try {
+          await operation(worker, i);
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return { rps: round(latencies.length / elapsed), p50_ms: at(0.5), p99_ms: at(0.99), errors };
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Writes bench/results/<name>.json and .md, and replaces the README block between its markers. */
+export function record(name: string, figures: unknown, markdown: string): void {
+  const results = new URL('../results/', import.meta.url).pathname;
+  writeFileSync(`${results}${name}.json`, JSON.stringify(figures, null, 2) + '\n');
+  writeFileSync(`${results}${name}.md`, markdown + '\n');
+  const readmePath = new URL('../../README.md', import.meta.url).pathname;
+  const readme = readFileSync(readmePath, 'utf8');
+  const begin = `<!-- bench:${name}:begin -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const block = `${begin}\n${markdown}\n${end}`;
+  const next = readme.includes(begin)
+    ? readme.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
+    : readme.replace(/## Benchmarks\n/, `## Benchmarks\n\n${block}\n`);
+  writeFileSync(readmePath, next);
+  log(`figures in bench/results/${name}.json and the README`);
+}
