@@ -9,9 +9,10 @@ import knex, { type Knex } from 'knex';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
 import { migrateLatest } from '../../management-service/src/store/migrate.ts';
-import { startNatsServer, type NatsServer } from '../../scripts/lib/nats-server.ts';
+import { Resources } from '@platform/shared';
+import { startNatsServer } from '../../scripts/lib/nats-server.ts';
 import { freePort, waitFor } from '../../scripts/lib/ports.ts';
-import { startEmbeddedPostgres, type Postgres } from '../../scripts/lib/postgres.ts';
+import { startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
 
 export type BenchPlatform = {
   databaseUrl: string;
@@ -25,74 +26,65 @@ export type BenchPlatform = {
 const log = (line: string) => console.log(`[bench] ${line}`);
 
 export async function startBenchPlatform(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchPlatform> {
-  const work = mkdtempSync(join(tmpdir(), 'platform-bench-'));
-  chmodSync(work, 0o755);
-  let postgres: Postgres | undefined;
-  let nats: NatsServer | undefined;
-  let adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) {
-    postgres = await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log });
-    adminUrl = postgres.url('postgres');
-  }
-  const database = `bench_${process.pid}`;
-  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-  await admin.raw(`drop database if exists ${database} with (force)`);
-  await admin.raw(`create database ${database}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
-  const databaseUrl = url.toString();
-  const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 40 } });
-  await migrateLatest(db);
-  let natsUrl = process.env.NATS_URL;
-  if (!natsUrl) {
-    nats = await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log });
-    natsUrl = nats.url;
-  }
+  const resources = new Resources();
+  return resources.build(async () => {
+    const work = mkdtempSync(join(tmpdir(), 'platform-bench-'));
+    chmodSync(work, 0o755);
+    resources.add(work, (dir) => rmSync(dir, { recursive: true, force: true }));
+    let adminUrl = process.env.DATABASE_URL;
+    if (!adminUrl) {
+      const postgres = resources.add(await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log }), (p) => p.stop());
+      adminUrl = postgres.url('postgres');
+    }
+    const database = `bench_${process.pid}`;
+    const admin = resources.add(knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } }), (a) => a.destroy());
+    await admin.raw(`drop database if exists ${database} with (force)`);
+    await admin.raw(`create database ${database}`);
+    resources.add(database, (name) => admin.raw(`drop database if exists ${name} with (force)`));
+    const url = new URL(adminUrl);
+    url.pathname = `/${database}`;
+    const databaseUrl = url.toString();
+    const db = resources.add(knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 40 } }), (d) => d.destroy());
+    await migrateLatest(db);
+    let natsUrl = process.env.NATS_URL;
+    if (!natsUrl) {
+      const nats = resources.add(await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }), (n) => n.stop());
+      natsUrl = nats.url;
+    }
 
-  const port = await freePort();
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      NATS_URL: natsUrl,
-      JWT_PRIVATE_KEY: await exportPKCS8(privateKey),
-      MIGRATE_ON_START: 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const managementUrl = `http://127.0.0.1:${port}`;
-  await waitFor('management service', async () => {
-    if (!(await fetch(`${managementUrl}/readyz`)).ok) throw new Error('not ready');
-  });
-
-  const tenantId = 'bench';
-  await createTenant(db, { id: tenantId });
-  const key = await createAccessKey(db, tenantId);
-  const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
-  const { access_token: token } = (await login.json()) as { access_token: string };
-
-  return {
-    databaseUrl,
-    db,
-    managementUrl,
-    tenantId,
-    token,
-    stop: async () => {
-      const exited = new Promise((r) => service.once('exit', r));
-      service.kill('SIGTERM');
+    const port = await freePort();
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        NATS_URL: natsUrl,
+        JWT_PRIVATE_KEY: await exportPKCS8(privateKey),
+        MIGRATE_ON_START: 'false',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    resources.add(service, async (child) => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
       await exited;
-      await db.destroy();
-      await admin.raw(`drop database if exists ${database} with (force)`);
-      await admin.destroy();
-      await nats?.stop();
-      await postgres?.stop();
-      rmSync(work, { recursive: true, force: true });
-    },
-  };
+    });
+    const managementUrl = `http://127.0.0.1:${port}`;
+    await waitFor('management service', async () => {
+      if (!(await fetch(`${managementUrl}/readyz`)).ok) throw new Error('not ready');
+    });
+
+    const tenantId = 'bench';
+    await createTenant(db, { id: tenantId });
+    const key = await createAccessKey(db, tenantId);
+    const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
+    const { access_token: token } = (await login.json()) as { access_token: string };
+    return { databaseUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };
+  });
 }
 
 export type Figures = { rps: number; p50_ms: number; p99_ms: number; errors: number };

@@ -107,6 +107,7 @@ async function create(db: Knex, kind: EntityKind, ctx: Ctx) {
 }
 
 async function read(db: Knex, kind: EntityKind, ctx: Ctx) {
+  if (ctx.query.embed !== undefined) throw new NotBuilt('embed is not built yet: it arrives with the collection queries.');
   return inTenant(db, ctx.principal.tenantId, async (trx) => {
     const row = await load(trx, kind, ctx, false);
     if (!canRead(ctx.principal, row)) throw new NotPermitted(`You may not read this ${kind.label}.`);
