@@ -110,6 +110,11 @@ describe('users', () => {
     assert.equal((await api('PATCH', `/users/${user.id}`, { status: 'WAITING_FOR_VERIFICATION' })).body.status, 'WAITING_FOR_VERIFICATION');
   });
 
+  it('answers embed with 501 until the collection queries bring it', async () => {
+    const user = (await api('POST', '/users/', {})).body;
+    assertProblem(await api('GET', `/users/${user.id}?embed=counter_account`), 501, 'not_implemented');
+  });
+
   it('deletes by setting deleted, still answers GET, and refuses further changes', async () => {
     const user = (await api('POST', '/users/', build.user())).body;
     const deleted = await api('DELETE', `/users/${user.id}`);
