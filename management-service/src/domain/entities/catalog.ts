@@ -115,7 +115,7 @@ export const suitabilityProfiles = simpleKind({
 
 export const transactions = simpleKind({
   type: 'transactions', path: '/portfolios/{parent}/transactions/', letter: 'T', label: 'transaction', idParam: 'transaction_id', name: 'Transaction',
-  parent: { type: 'portfolios', label: 'portfolio', idParam: 'portfolio_id', field: 'portfolio_id' },
+  parent: { type: 'portfolios', letter: 'P', label: 'portfolio', idParam: 'portfolio_id' },
   defaults: { unit_price: null, optimization_id: null },
   references: [['optimization_id', 'optimizations']],
   finish: (doc, ctx) => {

@@ -27,7 +27,7 @@ export type EntityKind = {
   path: string;
   /** Path parameter of the entity id, and of its parent's id when nested. */
   idParam: string;
-  parent?: { type: string; label: string; idParam: string; field: string };
+  parent?: { type: string; letter: IdLetter; label: string; idParam: string };
   operations: { create: string; get: string; update: string; delete: string; versions: string };
   /** Turns a create body into the stored document, or throws a DomainError. */
   create: (body: Doc, ctx: WriteContext) => Doc;

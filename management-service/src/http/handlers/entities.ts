@@ -43,7 +43,7 @@ export function entityHandlers(db: Knex, kinds: EntityKind[]): Record<string, Op
 async function load(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx, forUpdate: boolean): Promise<EntityRow> {
   const id = ctx.params[kind.idParam]!;
   const parentId = kind.parent ? ctx.params[kind.parent.idParam]! : undefined;
-  if (!isId(kind.letter, id) || (kind.parent && !isId('P', parentId))) throw new EntityNotFound(kind.label);
+  if (!isId(kind.letter, id) || (kind.parent && !isId(kind.parent.letter, parentId))) throw new EntityNotFound(kind.label);
   const row = await findEntity(trx, { tenantId: ctx.principal.tenantId, type: kind.type, id, parentId }, { forUpdate });
   if (!row) throw new EntityNotFound(kind.label);
   return row;
@@ -52,7 +52,7 @@ async function load(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx, forUpdate
 async function loadParent(trx: Knex.Transaction, kind: EntityKind, ctx: Ctx): Promise<WriteContext['parent']> {
   if (!kind.parent) return undefined;
   const id = ctx.params[kind.parent.idParam]!;
-  const row = isId('P', id) ? await findEntity(trx, { tenantId: ctx.principal.tenantId, type: kind.parent.type, id }) : undefined;
+  const row = isId(kind.parent.letter, id) ? await findEntity(trx, { tenantId: ctx.principal.tenantId, type: kind.parent.type, id }) : undefined;
   if (!row || row.deleted) throw new EntityNotFound(kind.parent.label);
   return { id: row.id, doc: row.doc, readable_by: row.readable_by, modifiable_by: row.modifiable_by };
 }
