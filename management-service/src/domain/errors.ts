@@ -41,6 +41,16 @@ export class InvalidField extends DomainError {
 
 export class StateConflict extends DomainError {}
 
+/** A query parameter (paging, embed) that names something impossible; `loc` points to it. */
+export class InvalidParameter extends DomainError {
+  constructor(
+    readonly loc: Loc,
+    message: string,
+  ) {
+    super(`${loc[1]} ${message}`);
+  }
+}
+
 export class VersionMismatch extends DomainError {
   constructor(readonly current: number) {
     super(`If-Match does not name the current version (${current}).`);

@@ -7,6 +7,7 @@ import { databaseAnswers } from '../store/db.ts';
 import { entityKinds } from '../domain/entities/catalog.ts';
 import { checkManagerShape } from '../domain/entities/portfolios.ts';
 import { authHandlers } from './handlers/auth.ts';
+import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
 import { domainProblem } from './problems.ts';
 
@@ -22,11 +23,13 @@ export type ManagementDeps = {
 
 /** The management interface: routes of contracts/management.openapi.yaml, handlers by operationId. */
 export async function createManagementApp(deps: ManagementDeps) {
+  const definition = await loadContract('management');
   return createApiApp<Principal>({
-    definition: await loadContract('management'),
+    definition,
     handlers: {
       ...authHandlers(deps),
       ...entityHandlers(deps.db, entityKinds),
+      ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
     },
     securityHandlers: { bearerAuth: deps.authenticate },
     principal: (security) => security.bearerAuth as Principal,

@@ -1,6 +1,7 @@
 import { ProblemError } from '@platform/shared';
 import {
   DuplicateValue,
+  InvalidParameter,
   EntityNotFound,
   InvalidField,
   NotBuilt,
@@ -9,6 +10,8 @@ import {
   VersionMismatch,
   WriteOnceField,
 } from '../domain/errors.ts';
+import { QueryError } from '../query/compile.ts';
+import { QuerySyntaxError } from '../query/parser.ts';
 
 /** The one place where the management service's domain errors become problem+json. */
 export function domainProblem(error: unknown): ProblemError | undefined {
@@ -22,6 +25,12 @@ export function domainProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof InvalidField) {
     return new ProblemError(422, 'validation_failed', error.message, { errors: [{ loc: error.loc, msg: error.message.slice(error.loc.join('.').length + 1), type: 'rule' }] });
+  }
+  if (error instanceof InvalidParameter) {
+    return new ProblemError(400, 'invalid_parameter', error.message, { errors: [{ loc: error.loc, msg: error.message, type: 'parameter' }] });
+  }
+  if (error instanceof QuerySyntaxError || error instanceof QueryError) {
+    return new ProblemError(400, 'invalid_query', error.message, { position: error.position, errors: [{ loc: ['query', 'query'], msg: error.message, type: 'query' }] });
   }
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
   if (error instanceof VersionMismatch) return new ProblemError(412, 'version_mismatch', error.message);

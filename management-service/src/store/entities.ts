@@ -20,14 +20,14 @@ export type EntityRow = {
 
 export type VersionRow = { version: number; doc: Doc; deleted: boolean; version_at: Date; version_author_id: string | null };
 
-const CURRENT = ['tenant_id', 'id', 'type', 'parent_id', 'version', 'doc', 'deleted', 'readable_by', 'modifiable_by', 'created_at', 'version_at', 'version_author_id'];
+export const CURRENT_COLUMNS = ['tenant_id', 'id', 'type', 'parent_id', 'version', 'doc', 'deleted', 'readable_by', 'modifiable_by', 'created_at', 'version_at', 'version_author_id'];
 
 export async function findEntity(
   trx: Knex.Transaction,
   where: { tenantId: string; type: string; id: string; parentId?: string },
   options: { forUpdate?: boolean } = {},
 ): Promise<EntityRow | undefined> {
-  const query = trx('entities').select(CURRENT).where({ tenant_id: where.tenantId, type: where.type, id: where.id });
+  const query = trx('entities').select(CURRENT_COLUMNS).where({ tenant_id: where.tenantId, type: where.type, id: where.id });
   if (where.parentId !== undefined) query.where({ parent_id: where.parentId });
   if (options.forUpdate) query.forUpdate();
   return (await query.first()) as EntityRow | undefined;
@@ -92,6 +92,12 @@ export async function listVersions(trx: Knex.Transaction, tenantId: string, id: 
     .where({ tenant_id: tenantId, id })
     .whereBetween('version', [from, to])
     .orderBy('version');
+}
+
+/** The entities with these ids (not deleted), of any type. */
+export async function findEntities(trx: Knex.Transaction, tenantId: string, ids: string[]): Promise<EntityRow[]> {
+  if (ids.length === 0) return [];
+  return (await trx('entities').select(CURRENT_COLUMNS).where({ tenant_id: tenantId, deleted: false }).whereIn('id', ids)) as EntityRow[];
 }
 
 /** Of the given ids, those that exist (not deleted) with the given type, as `type:id`. */

@@ -110,9 +110,11 @@ describe('users', () => {
     assert.equal((await api('PATCH', `/users/${user.id}`, { status: 'WAITING_FOR_VERIFICATION' })).body.status, 'WAITING_FOR_VERIFICATION');
   });
 
-  it('answers embed with 501 until the collection queries bring it', async () => {
+  it('refuses to embed a field that is no reference (400 naming embed)', async () => {
     const user = (await api('POST', '/users/', {})).body;
-    assertProblem(await api('GET', `/users/${user.id}?embed=counter_account`), 501, 'not_implemented');
+    const res = await api('GET', `/users/${user.id}?embed=counter_account`);
+    assertProblem(res, 400, 'invalid_parameter');
+    assert.deepEqual(res.body.errors[0].loc, ['query', 'embed']);
   });
 
   it('deletes by setting deleted, still answers GET, and refuses further changes', async () => {

@@ -12,8 +12,10 @@ type Simple = {
   label: string;
   path: string;
   idParam: string;
-  /** Operation id stem: createGoal, getGoal, … listGoalVersions. */
+  /** Operation id stem: createGoal, getGoal, … listGoalVersions; also the contract's schema name. */
   name: string;
+  /** listGoals; default: the stem and an s. */
+  plural?: string;
   defaults: Doc;
   /** Values a PATCH replaces whole (lists are always replaced). */
   whole?: string[];
@@ -41,7 +43,16 @@ function simpleKind(s: Simple): EntityKind {
     path: s.path,
     idParam: s.idParam,
     parent: s.parent,
-    operations: { create: `create${s.name}`, get: `get${s.name}`, update: `update${s.name}`, delete: `delete${s.name}`, versions: `list${s.name}Versions` },
+    operations: {
+      create: `create${s.name}`,
+      get: `get${s.name}`,
+      update: `update${s.name}`,
+      delete: `delete${s.name}`,
+      versions: `list${s.name}Versions`,
+      list: `list${s.plural ?? `${s.name}s`}`,
+    },
+    schema: s.name,
+    embeddable: [...(s.references ?? []).map(([field]) => field), ...(s.parent ? [`${s.parent.type.replace(/s$/, '')}_id`] : [])],
     create: (body, ctx) => finish(body, ctx),
     update: (current, body, ctx) => finish(mergePatch(current, body, whole), ctx),
     references: (doc) =>
@@ -64,7 +75,7 @@ export const goals = simpleKind({
 export const horizons = simpleKind({ type: 'horizons', path: '/horizons/', letter: 'H', label: 'horizon', idParam: 'horizon_id', name: 'Horizon', defaults: { description: null } });
 
 export const policies = simpleKind({
-  type: 'policies', path: '/policies/', letter: 'Y', label: 'policy', idParam: 'policy_id', name: 'Policy',
+  type: 'policies', path: '/policies/', letter: 'Y', label: 'policy', idParam: 'policy_id', name: 'Policy', plural: 'Policies',
   defaults: {},
   finish: (doc) => ({
     ...doc,

@@ -28,7 +28,11 @@ export type EntityKind = {
   /** Path parameter of the entity id, and of its parent's id when nested. */
   idParam: string;
   parent?: { type: string; letter: IdLetter; label: string; idParam: string };
-  operations: { create: string; get: string; update: string; delete: string; versions: string };
+  operations: { create: string; get: string; update: string; delete: string; versions: string; list: string };
+  /** Name of its read model in the contract (components.schemas), which types query paths. */
+  schema: string;
+  /** Reference fields that `embed` may name (dotted paths). */
+  embeddable: string[];
   /** Turns a create body into the stored document, or throws a DomainError. */
   create: (body: Doc, ctx: WriteContext) => Doc;
   /** Applies a PATCH body to the current document, or throws a DomainError. */

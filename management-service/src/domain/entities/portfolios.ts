@@ -94,7 +94,16 @@ export const portfolios: EntityKind = {
   label: 'portfolio',
   path: '/portfolios/',
   idParam: 'portfolio_id',
-  operations: { create: 'createPortfolio', get: 'getPortfolio', update: 'updatePortfolio', delete: 'deletePortfolio', versions: 'listPortfolioVersions' },
+  operations: {
+    create: 'createPortfolio',
+    get: 'getPortfolio',
+    update: 'updatePortfolio',
+    delete: 'deletePortfolio',
+    versions: 'listPortfolioVersions',
+    list: 'listPortfolios',
+  },
+  schema: 'Portfolio',
+  embeddable: ['owned_by_user_id', ...SETTING_REFERENCES.map(([key]) => `config.manager_settings.${key}`)],
   create: (body, ctx) => {
     const doc = canonical(body);
     checkRules(doc);

@@ -45,7 +45,9 @@ export const users: EntityKind = {
   label: 'user',
   path: '/users/',
   idParam: 'user_id',
-  operations: { create: 'createUser', get: 'getUser', update: 'updateUser', delete: 'deleteUser', versions: 'listUserVersions' },
+  operations: { create: 'createUser', get: 'getUser', update: 'updateUser', delete: 'deleteUser', versions: 'listUserVersions', list: 'listUsers' },
+  schema: 'User',
+  embeddable: [],
   create: (body) => withDefaults(canonicalCounterAccount(body)),
   update: (current, body) => {
     const patch = canonicalCounterAccount(body);

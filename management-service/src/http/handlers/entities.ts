@@ -19,6 +19,7 @@ import {
 } from '../../store/entities.ts';
 import { inTenant, type TenantSettings } from '../../store/tenant-scope.ts';
 import { presentEntity, presentVersion } from '../present.ts';
+import { embedFields, embedded } from './collections.ts';
 
 type Ctx = HandlerContext<Principal>;
 
@@ -107,15 +108,16 @@ async function create(db: Knex, kind: EntityKind, ctx: Ctx) {
 }
 
 async function read(db: Knex, kind: EntityKind, ctx: Ctx) {
-  if (ctx.query.embed !== undefined) throw new NotBuilt('embed is not built yet: it arrives with the collection queries.');
+  const fields = embedFields(kind, ctx.query.embed);
   return inTenant(db, ctx.principal.tenantId, async (trx) => {
     const row = await load(trx, kind, ctx, false);
     if (!canRead(ctx.principal, row)) throw new NotPermitted(`You may not read this ${kind.label}.`);
     const wanted = ctx.query.version as number | undefined;
-    if (wanted === undefined || wanted === row.version) return { status: 200, body: presentEntity(row) };
-    const old = await findVersion(trx, row.tenant_id, row.id, wanted);
-    if (!old) throw new EntityNotFound(`version ${wanted} of this ${kind.label}`);
-    return { status: 200, body: presentEntity(row, old) };
+    const old = wanted === undefined || wanted === row.version ? undefined : await findVersion(trx, row.tenant_id, row.id, wanted);
+    if (wanted !== undefined && wanted !== row.version && !old) throw new EntityNotFound(`version ${wanted} of this ${kind.label}`);
+    const entity = presentEntity(row, old);
+    entity._embedded = await embedded(trx, ctx.principal, [old ? { ...row, doc: old.doc } : row], fields);
+    return { status: 200, body: entity };
   });
 }
 

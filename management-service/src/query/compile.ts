@@ -1,0 +1,194 @@
+import type { Condition, Path, Query, SortKey, Value } from './ast.ts';
+import type { FieldType } from './fields.ts';
+
+/** A query that parses but cannot run: unknown path, wrong type of value. */
+export class QueryError extends Error {
+  constructor(
+    readonly position: number,
+    message: string,
+  ) {
+    super(`Invalid query at position ${position}: ${message}`);
+  }
+}
+
+export type Sql = { sql: string; bindings: unknown[] };
+export type CompiledQuery = { where: Sql; orderBy: Sql; select?: Path[]; namesDeleted: boolean };
+
+/** Metadata fields are columns; every other path is inside the jsonb document. */
+const COLUMNS: Record<string, { sql: string; type: FieldType }> = {
+  id: { sql: 'e.id', type: 'string' },
+  creation_datetime: { sql: 'e.created_at', type: 'date-time' },
+  version: { sql: 'e.version', type: 'number' },
+  version_datetime: { sql: 'e.version_at', type: 'date-time' },
+  version_authored_by_user_id: { sql: "(case when e.version_author_id like 'U%' then e.version_author_id end)", type: 'string' },
+  deleted: { sql: 'e.deleted', type: 'boolean' },
+  readable_by: { sql: 'e.readable_by', type: 'array' },
+  modifiable_by: { sql: 'e.modifiable_by', type: 'array' },
+};
+
+const literal = (name: string) => `'${name.replace(/'/g, "''")}'`;
+
+/** `e.doc -> 'a' -> 'b'` (jsonb) — the same text the indexes of migration 003 use. */
+const jsonbAt = (path: Path) => `e.doc${path.map((p) => ` -> ${literal(p)}`).join('')}`;
+const textAt = (path: Path) => `e.doc${path.slice(0, -1).map((p) => ` -> ${literal(p)}`).join('')} ->> ${literal(path[path.length - 1]!)}`;
+
+type Field = { sql: string; type: FieldType; column: boolean };
+
+/**
+ * Compiles a parsed query to SQL over the `entities` table (alias `e`) for one entity type.
+ * Paths are checked against the contract's schema (`typeOf`); every value is a bound parameter.
+ */
+export function compileQuery(query: Query, typeOf: (path: Path) => FieldType | undefined): CompiledQuery {
+  const field = (path: Path, at: number): Field => {
+    const column = path.length === 1 ? COLUMNS[path[0]!] : undefined;
+    if (column) return { ...column, column: true };
+    const type = typeOf(path);
+    if (!type) throw new QueryError(at, `${path.join('.')} is not a field of this collection.`);
+    const sql =
+      type === 'number' ? `platform_numeric(${jsonbAt(path)})`
+      : type === 'boolean' ? `platform_boolean(${jsonbAt(path)})`
+      : type === 'date-time' ? `platform_timestamptz(${textAt(path)})`
+      : type === 'array' || type === 'object' ? jsonbAt(path)
+      : `(${textAt(path)})`;
+    return { sql, type, column: false };
+  };
+
+  const where = query.where ? condition(query.where, field) : { sql: 'true', bindings: [] };
+  const keys = query.orderBy.map((key) => sortKey(key, field));
+  const orderBy = { sql: [...keys.map((k) => k.sql), 'e.id asc'].join(', '), bindings: keys.flatMap((k) => k.bindings) };
+  const select = query.select?.map(({ path, at }) => (field(path, at), path));
+  return { where, orderBy, select, namesDeleted: mentionsDeleted(query.where) };
+}
+
+function mentionsDeleted(c: Condition | undefined): boolean {
+  if (!c) return false;
+  if ('items' in c) return c.items.some(mentionsDeleted);
+  return c.path.length === 1 && c.path[0] === 'deleted';
+}
+
+function sortKey(key: SortKey, field: (path: Path, at: number) => Field): Sql {
+  const f = field(key.path, key.at);
+  if (f.type === 'array' || f.type === 'object') throw new QueryError(key.at, `${key.path.join('.')} holds ${f.type === 'array' ? 'a list' : 'an object'} and cannot be sorted on.`);
+  return { sql: `${f.sql} ${key.direction} nulls last`, bindings: [] };
+}
+
+const SQL_OPS = { eq: '=', neq: '<>', lt: '<', le: '<=', gt: '>', ge: '>=' } as const;
+
+function condition(c: Condition, field: (path: Path, at: number) => Field): Sql {
+  if ('items' in c) {
+    const parts = c.items.map((item) => condition(item, field));
+    return { sql: `(${parts.map((p) => p.sql).join(` ${c.type} `)})`, bindings: parts.flatMap((p) => p.bindings) };
+  }
+  const f = field(c.path, c.at);
+  const name = c.path.join('.');
+  if (c.type === 'in') {
+    if (f.type === 'array') return { sql: f.column ? `(${f.sql} && ?::text[])` : `jsonb_exists_any(${f.sql}, ?::text[])`, bindings: [c.values.map((v) => text(v, name, c.at))] };
+    const values = c.values.map((v) => typed(v, f.type, name, c.at));
+    return { sql: `${f.sql} = any(?::${pgArrayType(f.type)})`, bindings: [values] };
+  }
+  if (c.type === 'range') {
+    if (f.type === 'date-time') {
+      const from = instant(c.from, name, c.at);
+      const to = instant(c.to, name, c.at);
+      return { sql: `(${f.sql} >= ?::timestamptz and ${f.sql} ${to.dateOnly ? '<' : '<='} ?::timestamptz)`, bindings: [from.start, to.dateOnly ? to.nextDay : to.start] };
+    }
+    if (f.type === 'number' || f.type === 'string' || f.type === 'date') {
+      return { sql: `(${f.sql} between ?::${pgType(f.type)} and ?::${pgType(f.type)})`, bindings: [typed(c.from, f.type, name, c.at), typed(c.to, f.type, name, c.at)] };
+    }
+    throw new QueryError(c.at, `${name} cannot be compared with a range.`);
+  }
+  // compare
+  const { op, value } = c;
+  if (value.kind === 'null') {
+    if (op !== 'eq' && op !== 'neq') throw new QueryError(c.at, `only eq and neq compare with null.`);
+    const isNull = f.type === 'array' || f.type === 'object' ? `coalesce(jsonb_typeof(${f.sql}), 'null') = 'null'` : `${f.sql} is null`;
+    return { sql: op === 'eq' ? isNull : `not (${isNull})`, bindings: [] };
+  }
+  if (f.type === 'object') throw new QueryError(c.at, `${name} holds an object: compare it with null only.`);
+  if (f.type === 'array') {
+    if (op !== 'eq' && op !== 'neq') throw new QueryError(c.at, `${name} holds a list: use eq, neq or in.`);
+    const contains = f.column ? `(? = any(${f.sql}))` : `(${f.sql} @> jsonb_build_array(?::text))`;
+    return { sql: op === 'eq' ? contains : `not coalesce(${contains}, false)`, bindings: [text(value, name, c.at)] };
+  }
+  if (f.type === 'boolean' && op !== 'eq' && op !== 'neq') throw new QueryError(c.at, `${name} is true or false: use eq or neq.`);
+  if ((f.type === 'string' || f.type === 'date') && value.kind === 'string' && (op === 'eq' || op === 'neq') && hasWildcard(value.value)) {
+    const like = `(${f.sql} like ? escape '\\')`;
+    return { sql: op === 'eq' ? like : `not coalesce(${like}, false)`, bindings: [likePattern(value.value)] };
+  }
+  const bound = f.type === 'date-time' ? instant(value, name, c.at).start : typed(value, f.type, name, c.at);
+  const cast = `?::${pgType(f.type)}`;
+  // neq also matches entities where the field is null or missing (decisions §8).
+  if (op === 'neq') return { sql: `(${f.sql} is distinct from ${cast})`, bindings: [bound] };
+  if (op === 'eq' && f.type === 'date-time' && value.kind === 'string' && isDateOnly(value.value)) {
+    const day = instant(value, name, c.at);
+    return { sql: `(${f.sql} >= ?::timestamptz and ${f.sql} < ?::timestamptz)`, bindings: [day.start, day.nextDay] };
+  }
+  return { sql: `(${f.sql} ${SQL_OPS[op]} ${cast})`, bindings: [bound] };
+}
+
+const pgType = (type: FieldType) => (type === 'number' ? 'numeric' : type === 'boolean' ? 'boolean' : type === 'date-time' ? 'timestamptz' : 'text');
+const pgArrayType = (type: FieldType) => `${pgType(type)}[]`;
+
+function text(v: Value, name: string, at: number): string {
+  if (v.kind === 'string') return v.value;
+  if (v.kind === 'number') return v.text;
+  throw new QueryError(at, `${name} compares with text values.`);
+}
+
+const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
+function typed(v: Value, type: FieldType, name: string, at: number): unknown {
+  switch (type) {
+    case 'number':
+      if (v.kind === 'number') return v.text;
+      if (v.kind === 'string' && NUMBER.test(v.value)) return v.value;
+      throw new QueryError(at, `${name} is a number: compare it with a number.`);
+    case 'boolean':
+      if (v.kind === 'boolean') return v.value;
+      throw new QueryError(at, `${name} is true or false.`);
+    case 'date-time':
+      return instant(v, name, at).start;
+    default:
+      return text(v, name, at);
+  }
+}
+
+const hasWildcard = (s: string) => /(^|[^\\])\*/.test(s);
+
+/** `*` is the wildcard and `\*` a literal star; LIKE's own % _ \ are escaped. */
+function likePattern(s: string): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    if (ch === '\\' && s[i + 1] === '*') {
+      out += '*';
+      i++;
+    } else if (ch === '*') out += '%';
+    else if (ch === '%' || ch === '_' || ch === '\\') out += `\\${ch}`;
+    else out += ch;
+  }
+  return out;
+}
+
+const DATE = /^(\d{4})-?(\d{2})-?(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const isDateOnly = (s: string) => DATE.test(s);
+
+/** A date (`2020-01-01`, `20200101`), a date-time, or one with an offset, as an instant. */
+function instant(v: Value, name: string, at: number): { start: string; nextDay: string; dateOnly: boolean } {
+  const s = v.kind === 'string' ? v.value : v.kind === 'number' ? v.text : '';
+  const date = s.match(DATE);
+  if (date) {
+    const start = new Date(`${date[1]}-${date[2]}-${date[3]}T00:00:00.000Z`);
+    if (!Number.isNaN(start.getTime()) && start.toISOString().startsWith(`${date[1]}-${date[2]}-${date[3]}`)) {
+      return { start: start.toISOString(), nextDay: new Date(start.getTime() + 86_400_000).toISOString(), dateOnly: true };
+    }
+  }
+  const m = s.match(DATE_TIME);
+  if (m) {
+    const offset = m[8] ? (m[8].toUpperCase() === 'Z' ? 'Z' : m[8].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')) : 'Z';
+    const parsed = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? '00'}${m[7] ?? ''}${offset}`);
+    if (!Number.isNaN(parsed.getTime())) return { start: parsed.toISOString(), nextDay: parsed.toISOString(), dateOnly: false };
+  }
+  throw new QueryError(at, `${name} is a time: compare it with a date ('2020-01-31', '20200131') or a date-time ('2020-01-31T12:00:00Z').`);
+}
