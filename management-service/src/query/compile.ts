@@ -115,7 +115,9 @@ function condition(c: Condition, field: (path: Path, at: number) => Field): Sql 
     const like = `(${f.sql} like ? escape '\\')`;
     return { sql: op === 'eq' ? like : `not coalesce(${like}, false)`, bindings: [likePattern(value.value)] };
   }
-  const bound = f.type === 'date-time' ? instant(value, name, c.at).start : typed(value, f.type, name, c.at);
+  // Without wildcards, `\*` still means a star.
+  const plain: Value = value.kind === 'string' ? { kind: 'string', value: value.value.replace(/\\\*/g, '*') } : value;
+  const bound = f.type === 'date-time' ? instant(plain, name, c.at).start : typed(plain, f.type, name, c.at);
   const cast = `?::${pgType(f.type)}`;
   // neq also matches entities where the field is null or missing (decisions §8).
   if (op === 'neq') return { sql: `(${f.sql} is distinct from ${cast})`, bindings: [bound] };

@@ -11,7 +11,8 @@ const sqlMigrations: Knex.MigrationSource<string> = {
   getMigration: async (file) => {
     const sql = await readFile(migrationsDir + file, 'utf8');
     return {
-      up: (db: Knex) => db.raw(sql),
+      // knex reads `?` as a binding placeholder even without bindings; escaped, the file runs as written.
+      up: (db: Knex) => db.raw(sql.replace(/\?/g, '\\?')),
       down: () => {
         throw new Error('migrations are forward only');
       },
