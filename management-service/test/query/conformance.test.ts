@@ -277,7 +277,7 @@ describe('query language conformance', function () {
     await api('PATCH', `/portfolios/${ids["O'Neil's"]}`, { archived: true });
     await api('DELETE', `/portfolios/${ids.Kappa}`);
     // Amounts stored as numeric strings (as older records may have them) compare numerically.
-    await platform.database.db.raw(`update entities set doc = jsonb_set(doc, '{config,manager_settings,divest_amount}', '"100"') where id = ?`, [ids.Theta]);
+    await platform.database.db.raw(`update entities set doc = jsonb_set(doc, '{config,manager_settings,divest_amount}', '"100"') where id = ?`, [ids.Theta!]);
     // Archiving bumped one version; reset it so that `version eq 1` names every live portfolio.
     await platform.database.db('entities').where({ id: ids["O'Neil's"] }).update({ version: 1 });
   });
