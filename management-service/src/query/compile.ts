@@ -17,6 +17,7 @@ export type CompiledQuery = { where: Sql; orderBy: Sql; select?: Path[]; namesDe
 /** Metadata fields are columns; every other path is inside the jsonb document. */
 const COLUMNS: Record<string, { sql: string; type: FieldType }> = {
   id: { sql: 'e.id', type: 'string' },
+  external_id: { sql: 'e.external_id', type: 'string' },
   creation_datetime: { sql: 'e.created_at', type: 'date-time' },
   version: { sql: 'e.version', type: 'number' },
   version_datetime: { sql: 'e.version_at', type: 'date-time' },

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { assertProblem } from '../../../scripts/test-support/http.ts';
+import { build, machineApi, userApi, type Api } from '../../../scripts/test-support/fixtures.ts';
+import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { compileQuery } from '../../src/query/compile.ts';
+import { parseQuery } from '../../src/query/parser.ts';
+import { inTenant } from '../../src/store/tenant-scope.ts';
+
+describe('collections', function () {
+  this.timeout(60_000);
+  let platform: TestPlatform;
+  let api: Api;
+  let tenantId: string;
+  let ann: string;
+  let bob: string;
+  let policy: string;
+  const portfolios: string[] = [];
+
+  before(async () => {
+    platform = await startTestPlatform();
+    const tenant = await platform.tenant();
+    tenantId = tenant.tenantId;
+    api = await machineApi(platform, tenant);
+    ann = (await api('POST', '/users/', build.user({ last_name: 'Ann' }))).body.id;
+    bob = (await api('POST', '/users/', build.user({ last_name: 'Bob' }))).body.id;
+    policy = (await api('POST', '/policies/', build.policy())).body.id;
+    portfolios.push((await api('POST', '/portfolios/', build.roboPortfolio(ann, { policy_id: policy }))).body.id);
+    portfolios.push((await api('POST', '/portfolios/', build.portfolio(bob))).body.id);
+  });
+  after(() => platform.stop());
+
+  it('pages 45 entities without repeating or skipping one, with ties broken by id', async () => {
+    for (let i = 0; i < 45; i++) await api('POST', '/goals/', { name: `goal ${i % 4}` });
+    const seen: string[] = [];
+    let next: string | null = `/goals/?limit=10&query=${encodeURIComponent('orderby name desc')}`;
+    let pages = 0;
+    while (next) {
+      const page = await api('GET', next);
+      assert.equal(page.status, 200, page.text);
+      assert.equal(page.body.count, 45);
+      seen.push(...page.body.results.map((g: { id: string }) => g.id));
+      next = page.body.next;
+      pages++;
+    }
+    assert.equal(pages, 5);
+    assert.equal(seen.length, 45);
+    assert.equal(new Set(seen).size, 45);
+    assert.equal((await api('GET', '/goals/?limit=10&offset=50')).body.results.length, 0);
+  });
+
+  it('defaults to 20 items and refuses limits outside 1–100 and negative offsets (400)', async () => {
+    const page = await api('GET', '/goals/');
+    assert.deepEqual([page.body.results.length, page.body.offset], [20, 0]);
+    for (const params of ['limit=0', 'limit=101', 'offset=-1', 'limit=ten']) {
+      const res = await api('GET', `/goals/?${params}`);
+      assertProblem(res, 400, 'invalid_parameter');
+      assert.equal(res.body.errors[0].loc[0], 'query');
+    }
+    assert.equal((await api('GET', '/goals/?limit=100')).body.results.length, 45);
+  });
+
+  it('embeds referenced entities by id, and refuses fields that are no reference', async () => {
+    const res = await api('GET', `/portfolios/?embed=owned_by_user_id,config.manager_settings.policy_id&query=${encodeURIComponent("orderby creation_datetime")}`);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(Object.keys(res.body._embedded).sort(), [ann, bob, policy].sort());
+    assert.equal(res.body._embedded[ann].last_name, 'Ann');
+    assert.equal(res.body._embedded[policy].name, 'Balanced');
+    const single = await api('GET', `/portfolios/${portfolios[0]}?embed=owned_by_user_id`);
+    assert.deepEqual(Object.keys(single.body._embedded), [ann]);
+    const bad = await api('GET', '/portfolios/?embed=name');
+    assertProblem(bad, 400, 'invalid_parameter');
+    assert.match(bad.body.detail, /owned_by_user_id/);
+  });
+
+  it('lists nested transactions of one portfolio only, with the portfolio embedded', async () => {
+    await api('POST', `/portfolios/${portfolios[0]}/transactions/`, build.transaction({ quantity: '10' }));
+    await api('POST', `/portfolios/${portfolios[0]}/transactions/`, build.transaction({ quantity: '-2.5' }));
+    await api('POST', `/portfolios/${portfolios[1]}/transactions/`, build.transaction());
+    const res = await api('GET', `/portfolios/${portfolios[0]}/transactions/?embed=portfolio_id&query=${encodeURIComponent('quantity lt 0')}`);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.results.map((t: { quantity: string }) => t.quantity), ['-2.5']);
+    assert.deepEqual(Object.keys(res.body._embedded), [portfolios[0]]);
+    assertProblem(await api('GET', '/portfolios/P01M80KHFCGRHVVWPCXR0XBGW3X/transactions/'), 404, 'not_found');
+  });
+
+  it("shows an end user only what they may read, in results and in _embedded", async () => {
+    const asAnn = await userApi(platform, api, ann);
+    const mine = await asAnn('GET', '/portfolios/?embed=owned_by_user_id');
+    assert.deepEqual(mine.body.results.map((p: { id: string }) => p.id), [portfolios[0]]);
+    assert.equal(mine.body.count, 1);
+    const users = await asAnn('GET', '/users/');
+    assert.deepEqual(users.body.results.map((u: { id: string }) => u.id), [ann]);
+    const goals = await asAnn('GET', '/goals/');
+    assert.equal(goals.body.count, 0);
+  });
+
+  it('keeps other tenants out of collections', async () => {
+    const other = await machineApi(platform, await platform.tenant());
+    assert.equal((await other('GET', '/portfolios/')).body.count, 0);
+    assert.equal((await other('GET', `/portfolios/?query=${encodeURIComponent(`id eq '${portfolios[0]}'`)}`)).body.count, 0);
+  });
+
+  it('answers any query text with 200 or a 400 naming a position, never a 5xx', async () => {
+    const alphabet = fc.constantFrom(...`abnmeqltgio ()[],.'*\\-019$_;`.split(''), 'name', 'status', ' and ', ' or ', ' eq ', ' in ', ' to ', 'orderby ', 'select ', "'x'", 'null', 'deleted', 'config.manager_settings.divest_amount');
+    await fc.assert(
+      fc.asyncProperty(fc.array(alphabet, { maxLength: 12 }).map((p) => p.join('')), async (text) => {
+        const res = await api('GET', `/portfolios/?query=${encodeURIComponent(text)}`);
+        assert.ok(res.status === 200 || (res.status === 400 && res.body.code === 'invalid_query' && typeof res.body.position === 'number'), `${res.status} for ${JSON.stringify(text)}: ${res.text}`);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('serves the useful queries of the interface from indexes', async () => {
+    const typeOf = (path: string[]) => (path.join('.') === 'config.manager_settings.divest_amount' ? 'number' : 'string') as 'number' | 'string';
+    const queries = {
+      "external_id eq 'x'": 'entities_external_id',
+      'config.manager_settings.divest_amount neq 0 and config.manager_settings.divest_amount neq null': 'entities_portfolio_divest',
+      "config.manager_settings.suitability_profile_id eq 'N1'": 'entities_portfolio_profile',
+      "owned_by_user_id eq 'U1'": 'entities_portfolio_owner',
+    };
+    for (const [text, index] of Object.entries(queries)) {
+      const { where } = compileQuery(parseQuery(text), typeOf);
+      const plan = await inTenant(platform.database.db, tenantId, async (trx) => {
+        await trx.raw('set local enable_seqscan = off');
+        const { rows } = await trx.raw(`explain select e.id from entities e where e.tenant_id = ? and e.type = 'portfolios' and not e.deleted and ${where.sql}`, [tenantId, ...(where.bindings as never[])]);
+        return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      });
+      assert.match(plan, new RegExp(index), `${text}:\n${plan}`);
+    }
+  });
+});
