@@ -87,8 +87,8 @@ const cases: Case[] = [
     query: () => 'config.manager_settings.divest_amount neq 0 and config.manager_settings.divest_amount neq null',
     sql: () => ({
       text: `select doc, count(*) over () from entities where tenant_id = $1 and type = 'portfolios' and not deleted
-              and platform_numeric(doc -> 'config' -> 'manager_settings' -> 'divest_amount') is not null
-              and platform_numeric(doc -> 'config' -> 'manager_settings' -> 'divest_amount') <> 0 order by id limit 20`,
+              and platform_numeric(doc, '{config,manager_settings,divest_amount}') is not null
+              and platform_numeric(doc, '{config,manager_settings,divest_amount}') <> 0 order by id limit 20`,
       values: [tenant],
     }),
     indexed: true,
@@ -98,8 +98,8 @@ const cases: Case[] = [
     query: (n) => `owned_by_user_id eq '{${user(n)}}'`,
     embed: 'owned_by_user_id',
     sql: (n) => ({
-      text: `select p.doc, u.doc as owner from entities p join entities u on u.tenant_id = p.tenant_id and u.id = p.doc ->> 'owned_by_user_id'
-              where p.tenant_id = $1 and p.type = 'portfolios' and not p.deleted and p.doc ->> 'owned_by_user_id' = $2 order by p.id limit 20`,
+      text: `select p.doc, u.doc as owner from entities p join entities u on u.tenant_id = p.tenant_id and u.id = platform_text(p.doc, '{owned_by_user_id}')
+              where p.tenant_id = $1 and p.type = 'portfolios' and not p.deleted and platform_text(p.doc, '{owned_by_user_id}') = $2 order by p.id limit 20`,
       values: [tenant, `{${user(n)}}`],
     }),
     indexed: true,

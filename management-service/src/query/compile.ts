@@ -29,9 +29,12 @@ const COLUMNS: Record<string, { sql: string; type: FieldType }> = {
 
 const literal = (name: string) => `'${name.replace(/'/g, "''")}'`;
 
-/** `e.doc -> 'a' -> 'b'` (jsonb) — the same text the indexes of migration 003 use. */
+/** `e.doc -> 'a' -> 'b'` (jsonb), for lists and objects. */
 const jsonbAt = (path: Path) => `e.doc${path.map((p) => ` -> ${literal(p)}`).join('')}`;
-const textAt = (path: Path) => `e.doc${path.slice(0, -1).map((p) => ` -> ${literal(p)}`).join('')} ->> ${literal(path[path.length - 1]!)}`;
+/** `'{a,b}'`: the path argument of the platform_* functions of migration 003 (names are [A-Za-z0-9_$]). */
+const pathArray = (path: Path) => literal(`{${path.join(',')}}`);
+/** Typed reads of a document field, written exactly as the indexes of migration 003 are. */
+const typedAt = (fn: string, path: Path) => `${fn}(e.doc, ${pathArray(path)})`;
 
 type Field = { sql: string; type: FieldType; column: boolean };
 
@@ -46,11 +49,11 @@ export function compileQuery(query: Query, typeOf: (path: Path) => FieldType | u
     const type = typeOf(path);
     if (!type) throw new QueryError(at, `${path.join('.')} is not a field of this collection.`);
     const sql =
-      type === 'number' ? `platform_numeric(${jsonbAt(path)})`
-      : type === 'boolean' ? `platform_boolean(${jsonbAt(path)})`
-      : type === 'date-time' ? `platform_timestamptz(${textAt(path)})`
+      type === 'number' ? typedAt('platform_numeric', path)
+      : type === 'boolean' ? typedAt('platform_boolean', path)
+      : type === 'date-time' ? typedAt('platform_timestamptz', path)
       : type === 'array' || type === 'object' ? jsonbAt(path)
-      : `(${textAt(path)})`;
+      : typedAt('platform_text', path);
     return { sql, type, column: false };
   };
 
