@@ -73,46 +73,55 @@ async function seed(): Promise<void> {
 const definition = await loadContract('management');
 const portfolioSchema = definition.components!.schemas!.Portfolio as Parameters<typeof fieldType>[0];
 
-type Case = { name: string; query: (n: number) => string; embed?: string; sql: (n: number) => { text: string; values: unknown[] }; indexed: boolean };
+/** Hand-written SQL: the statements a developer would send for the same answer, one after another. */
+type Case = { name: string; query: (n: number) => string; embed?: string; sql: (n: number) => { text: string; values: unknown[] }[]; indexed: boolean };
 const user = (n: number) => `U${(Math.abs(n) % USERS) + 1}`;
 const cases: Case[] = [
   {
     name: 'external_id lookup',
     query: (n) => `external_id eq 'ext-${(n % PORTFOLIOS) + 1}'`,
-    sql: (n) => ({ text: `select doc from entities where tenant_id = $1 and type = 'portfolios' and external_id = $2 and not deleted`, values: [tenant, `ext-${(n % PORTFOLIOS) + 1}`] }),
+    sql: (n) => [{ text: `select doc from entities where tenant_id = $1 and type = 'portfolios' and external_id = $2 and not deleted`, values: [tenant, `ext-${(n % PORTFOLIOS) + 1}`] }],
     indexed: true,
   },
   {
     name: 'pending withdrawals',
     query: () => 'config.manager_settings.divest_amount neq 0 and config.manager_settings.divest_amount neq null',
-    sql: () => ({
-      text: `select doc, count(*) over () from entities where tenant_id = $1 and type = 'portfolios' and not deleted
+    sql: () => {
+      const where = `tenant_id = $1 and type = 'portfolios' and not deleted
               and platform_numeric(doc, '{config,manager_settings,divest_amount}') is not null
-              and platform_numeric(doc, '{config,manager_settings,divest_amount}') <> 0 order by id limit 20`,
-      values: [tenant],
-    }),
+              and platform_numeric(doc, '{config,manager_settings,divest_amount}') <> 0`;
+      return [
+        { text: `select count(*) from entities where ${where}`, values: [tenant] },
+        { text: `select doc from entities where ${where} order by id limit 20`, values: [tenant] },
+      ];
+    },
     indexed: true,
   },
   {
     name: 'owner lookup + embed owner',
     query: (n) => `owned_by_user_id eq '{${user(n)}}'`,
     embed: 'owned_by_user_id',
-    sql: (n) => ({
-      text: `select p.doc, u.doc as owner from entities p join entities u on u.tenant_id = p.tenant_id and u.id = platform_text(p.doc, '{owned_by_user_id}')
-              where p.tenant_id = $1 and p.type = 'portfolios' and not p.deleted and platform_text(p.doc, '{owned_by_user_id}') = $2 order by p.id limit 20`,
-      values: [tenant, `{${user(n)}}`],
-    }),
+    sql: (n) => {
+      const where = `tenant_id = $1 and type = 'portfolios' and not deleted and platform_text(doc, '{owned_by_user_id}') = $2`;
+      return [
+        { text: `select count(*) from entities where ${where}`, values: [tenant, `{${user(n)}}`] },
+        { text: `select doc from entities where ${where} order by id limit 20`, values: [tenant, `{${user(n)}}`] },
+        { text: `select doc from entities where tenant_id = $1 and id = $2`, values: [tenant, `{${user(n)}}`] },
+      ];
+    },
     indexed: true,
   },
   {
     name: '3-clause and/or + orderby',
     query: () => "(base_currency eq 'EUR' or base_currency eq 'CHF') and config.manager eq 'ROBO_ADVISOR_DISCRETIONARY' orderby name desc",
-    sql: () => ({
-      text: `select doc, count(*) over () from entities where tenant_id = $1 and type = 'portfolios' and not deleted
-              and (doc ->> 'base_currency' = 'EUR' or doc ->> 'base_currency' = 'CHF') and doc -> 'config' ->> 'manager' = 'ROBO_ADVISOR_DISCRETIONARY'
-              order by doc ->> 'name' desc, id limit 20`,
-      values: [tenant],
-    }),
+    sql: () => {
+      const where = `tenant_id = $1 and type = 'portfolios' and not deleted
+              and (doc ->> 'base_currency' = 'EUR' or doc ->> 'base_currency' = 'CHF') and doc -> 'config' ->> 'manager' = 'ROBO_ADVISOR_DISCRETIONARY'`;
+      return [
+        { text: `select count(*) from entities where ${where}`, values: [tenant] },
+        { text: `select doc from entities where ${where} order by doc ->> 'name' desc, id limit 20`, values: [tenant] },
+      ];
+    },
     indexed: false,
   },
 ];
@@ -144,8 +153,9 @@ async function viaHttp(c: Case): Promise<Figures> {
 async function viaSql(c: Case): Promise<Figures> {
   return closedLoop(CONCURRENCY, SECONDS, async (worker, i) => {
     const n = worker * 100_003 + i * 7919;
-    const { text, values } = c.sql(n);
-    await pool.query(text, await Promise.all(values.map((v) => (typeof v === 'string' ? resolveUsers(v) : v))));
+    for (const { text, values } of c.sql(n)) {
+      await pool.query(text, await Promise.all(values.map((v) => (typeof v === 'string' ? resolveUsers(v) : v))));
+    }
   });
 }
 
@@ -192,7 +202,7 @@ const markdown = [
   '',
   `${PORTFOLIOS.toLocaleString('en')} portfolios of ${USERS.toLocaleString('en')} users; ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s, medians; measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine.`,
   'Service: `GET /portfolios/?query=…` over HTTP (parse, compile, count and first page of 20 in one transaction with row-level security, JSON answer).',
-  'Hand-written SQL: the same predicates and page written directly for `pg` (count by window function, no HTTP).',
+  'Hand-written SQL: the same count, page (and owner) written directly for `pg`, no HTTP.',
   '',
   '| query | service p50 ms | p99 ms | SQL p50 ms | p99 ms | p50 ratio | index used by the compiled query |',
   '|---|---|---|---|---|---|---|',
