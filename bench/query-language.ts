@@ -67,7 +67,7 @@ async function seed(): Promise<void> {
     );
     progress('seeding portfolios', to, PORTFOLIOS, started);
   }
-  await pool.query('analyze entities');
+  await pool.query('vacuum analyze entities');
 }
 
 const definition = await loadContract('management');
@@ -179,6 +179,18 @@ async function planIndex(c: Case): Promise<string> {
 }
 
 await seed();
+if (process.env.BENCH_EXPLAIN) {
+  // Plans of the hand-written statements, to see where time goes; then stop.
+  for (const c of cases) {
+    for (const { text, values } of c.sql(42)) {
+      const { rows } = await pool.query(`explain analyze ${text}`, await Promise.all(values.map((v) => (typeof v === 'string' ? resolveUsers(v) : v))));
+      console.log(`--- ${c.name}\n${rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')}`);
+    }
+  }
+  await pool.end();
+  await platform.stop();
+  process.exit(0);
+}
 const results: Record<string, { http: Figures[]; sql: Figures[]; index: string }> = {};
 for (const c of cases) results[c.name] = { http: [], sql: [], index: await planIndex(c) };
 for (let r = 1; r <= ROUNDS; r++) {
