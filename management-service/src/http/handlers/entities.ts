@@ -19,7 +19,7 @@ import {
 } from '../../store/entities.ts';
 import { inTenant, type TenantSettings } from '../../store/tenant-scope.ts';
 import { presentEntity, presentVersion } from '../present.ts';
-import { embedFields, embedded } from './collections.ts';
+import { embedFields, embedded } from '../embed.ts';
 
 type Ctx = HandlerContext<Principal>;
 
