@@ -24,6 +24,8 @@ export const managementSettings = {
   OIDC_JWKS_URL: { description: 'the JWKS URL of OIDC_ISSUER', parse: parsers.url('https', 'http') },
   OIDC_TENANT_CLAIM: { description: 'the claim of OIDC tokens that names the tenant id', default: 'tenant_id', parse: parsers.string },
   BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: 1_048_576, parse: parsers.integer(1024, 100 * 1_048_576) },
+  OUTBOX_RELAY: { description: 'publish outbound events from the outbox to NATS in this process', default: true, parse: parsers.boolean },
+  OUTBOX_RETENTION_DAYS: { description: 'days published events stay in the outbox for GET /events/', default: 7, parse: parsers.integer(1, 3650) },
   MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },

@@ -1,8 +1,8 @@
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 
 export type { NatsConnection };
-export { jetstreamManager };
-import { jetstreamManager } from '@nats-io/jetstream';
+export { jetstream, jetstreamManager };
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 
 /** Subjects of contracts/events.asyncapi.yaml. */
 export const subjects = {

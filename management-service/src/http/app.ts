@@ -9,6 +9,7 @@ import { checkManagerShape } from '../domain/entities/portfolios.ts';
 import { authHandlers } from './handlers/auth.ts';
 import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
+import { eventHandlers } from './handlers/events.ts';
 import { domainProblem } from './problems.ts';
 
 export type ManagementDeps = {
@@ -30,6 +31,7 @@ export async function createManagementApp(deps: ManagementDeps) {
       ...authHandlers(deps),
       ...entityHandlers(deps.db, entityKinds),
       ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
+      ...eventHandlers(deps.db),
     },
     securityHandlers: { bearerAuth: deps.authenticate },
     principal: (security) => security.bearerAuth as Principal,

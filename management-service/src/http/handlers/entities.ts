@@ -17,7 +17,9 @@ import {
   updateEntity,
   type EntityRow,
 } from '../../store/entities.ts';
+import { insertEvents } from '../../store/outbox.ts';
 import { inTenant, type TenantSettings } from '../../store/tenant-scope.ts';
+import { eventsOfChange } from './entity-events.ts';
 import { presentEntity, presentVersion } from '../present.ts';
 import { embedFields, embedded } from '../embed.ts';
 
@@ -101,6 +103,7 @@ async function create(db: Knex, kind: EntityKind, ctx: Ctx) {
       version_author_id: ctx.principal.subject,
     };
     await insertEntity(trx, entity);
+    await insertEvents(trx, entity.tenant_id, await eventsOfChange(trx, kind, tenant, undefined, entity, wctx.now));
     return entity;
   });
   const location = kind.path.replace('{parent}', row.parent_id ?? '') + row.id;
@@ -142,6 +145,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
       version_author_id: ctx.principal.subject,
     };
     await updateEntity(trx, next);
+    await insertEvents(trx, next.tenant_id, await eventsOfChange(trx, kind, tenant, current, next, wctx.now));
     return next;
   });
   return { status: 200, body: presentEntity(row) };

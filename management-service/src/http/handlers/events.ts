@@ -1,0 +1,30 @@
+import type { Knex } from 'knex';
+import type { OperationHandler } from '@platform/shared';
+import type { Principal } from '../../auth/principal.ts';
+import { InvalidParameter } from '../../domain/errors.ts';
+import { eventsAfter, type Cursor } from '../../store/outbox.ts';
+import { inTenant } from '../../store/tenant-scope.ts';
+
+const CURSOR = /^(\d{1,20})-(\d{1,20})$/;
+const START = '0-0';
+
+function parseCursor(text: unknown): Cursor | undefined {
+  if (text === undefined || text === '') return undefined;
+  const m = String(text).match(CURSOR);
+  if (!m) throw new InvalidParameter(['query', 'after'], 'is not a cursor of this service: pass the next_cursor of the previous answer.');
+  return { xid: m[1]!, seq: m[2]! };
+}
+
+/** GET /events/: the tenant's outbound events in commit order, polled with a cursor (decisions §9). */
+export function eventHandlers(db: Knex): Record<string, OperationHandler<Principal>> {
+  return {
+    listEvents: async ({ principal, query }) => {
+      const after = parseCursor(query.after);
+      const limit = (query.limit as number | undefined) ?? 100;
+      const rows = await inTenant(db, principal.tenantId, (trx) => eventsAfter(trx, principal.tenantId, after, limit, query.subject as string | undefined));
+      const last = rows[rows.length - 1];
+      const next = last ? `${last.xid}-${last.seq}` : after ? `${after.xid}-${after.seq}` : START;
+      return { status: 200, body: { results: rows.map((r) => r.envelope), next_cursor: next } };
+    },
+  };
+}

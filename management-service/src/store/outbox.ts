@@ -1,0 +1,58 @@
+import type { Knex } from 'knex';
+import type { EventEnvelope, OutboundEvent } from '../domain/events.ts';
+
+/** Writes events in the caller's transaction: they exist exactly when the change does. */
+export async function insertEvents(trx: Knex.Transaction, tenantId: string, events: OutboundEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await trx('outbox').insert(
+    events.map((e) => ({
+      tenant_id: tenantId,
+      event_id: e.envelope.id,
+      entity_id: e.entityId,
+      subject: e.envelope.subject,
+      action: e.envelope.action,
+      envelope: e.envelope,
+      created_at: e.envelope.created,
+    })),
+  );
+  await trx.raw(`select pg_notify('outbox', '')`);
+}
+
+/** A position in a tenant's event history: the writing transaction and the row. */
+export type Cursor = { xid: string; seq: string };
+
+/**
+ * Events after `after` in commit order, only from transactions older than every transaction
+ * still running: one that commits late can then never be passed over (decisions §9).
+ */
+export async function eventsAfter(
+  trx: Knex.Transaction,
+  tenantId: string,
+  after: Cursor | undefined,
+  limit: number,
+  subject: string | undefined,
+): Promise<{ envelope: EventEnvelope; xid: string; seq: string }[]> {
+  const query = trx('outbox')
+    .select('envelope', trx.raw('xid::text as xid'), trx.raw('seq::text as seq'))
+    .where('tenant_id', tenantId)
+    .whereRaw('xid < pg_snapshot_xmin(pg_current_snapshot())')
+    .orderBy([{ column: 'xid' }, { column: 'seq' }])
+    .limit(limit);
+  if (after) query.whereRaw('(xid, seq) > (?::xid8, ?::bigint)', [after.xid, after.seq]);
+  if (subject) query.where('subject', subject);
+  return query;
+}
+
+/** A batch of unpublished events for the relay, locked for this transaction only. */
+export async function claimUnpublished(trx: Knex.Transaction, limit: number): Promise<{ seq: string; tenant_id: string; envelope: EventEnvelope }[]> {
+  return trx('outbox').select(trx.raw('seq::text as seq'), 'tenant_id', 'envelope').whereNull('published_at').orderBy('seq').limit(limit).forUpdate().skipLocked();
+}
+
+export async function markPublished(trx: Knex.Transaction, seqs: string[]): Promise<void> {
+  await trx('outbox').whereIn('seq', seqs).update({ published_at: trx.fn.now() });
+}
+
+/** Removes published events older than the retention; GET /events/ serves what is left. */
+export async function prunePublished(db: Knex, olderThanDays: number): Promise<number> {
+  return db('outbox').whereNotNull('published_at').where('created_at', '<', db.raw(`now() - make_interval(days => ?)`, [olderThanDays])).delete();
+}
