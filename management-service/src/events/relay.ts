@@ -56,7 +56,7 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
         logger.warn('outbox relay failed; retrying', { error: (error as Error).message, failures });
       }
       if (published === batch) continue;
-      const delay = failures > 0 ? Math.min(30_000, 250 * 2 ** Math.min(failures, 7)) : pollMs;
+      const delay = failures > 0 ? Math.min(5_000, 250 * 2 ** Math.min(failures, 5)) : pollMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         wake = () => {
