@@ -118,7 +118,7 @@ try {
   let natsUrl = process.env.NATS_URL;
   if (!natsUrl) {
     log(`starting nats-server with JetStream (data in ${DATA}/nats)`);
-    nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), dir: `${DATA}/nats`, name: 'platform-dev', log });
+    nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), mqttPort: Number(process.env.MQTT_PORT ?? 1883), dir: `${DATA}/nats`, name: 'platform-dev', log });
     natsUrl = nats.url;
   }
   const credentials = await prepareDatabase(databaseUrl);
@@ -134,6 +134,7 @@ try {
   }
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);
+  if (nats?.mqttUrl) log(`tenant events over MQTT:  ${nats.mqttUrl} topic tenants/<tenant>/events`);
   log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id})`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {

@@ -51,10 +51,11 @@ async function prepare(): Promise<Record<string, string>> {
   let natsUrl = process.env.NATS_URL;
   if (!natsUrl) {
     log('starting nats-server with JetStream');
-    nats = await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-test', log });
+    nats = await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-test', log });
     natsUrl = nats.url;
   }
-  return { TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template, NATS_URL: natsUrl, TEST_WORK_DIR: work };
+  const mqtt = nats?.mqttUrl ?? process.env.MQTT_URL;
+  return { TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template, NATS_URL: natsUrl, TEST_WORK_DIR: work, ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}) };
 }
 
 let exitCode = 1;

@@ -32,16 +32,27 @@ export function ensureNatsServerInstalled(log: (line: string) => void): string {
   throw new Error('nats-server is not installed. Install it (Debian/Ubuntu: sudo apt-get install nats-server; or a release from the NATS project) or point NATS_URL at a running NATS server with JetStream.');
 }
 
-export type NatsServer = { url: string; process: ChildProcess; stop: () => Promise<void> };
+export type NatsServer = { url: string; mqttUrl?: string; process: ChildProcess; stop: () => Promise<void> };
 
-/** Starts nats-server with JetStream on loopback, its state in `dir`. */
-export async function startNatsServer(options: { port: number; dir: string; name: string; log: (line: string) => void }): Promise<NatsServer> {
+/**
+ * Starts nats-server with JetStream on loopback, its state in `dir`, and with `mqttPort` its MQTT
+ * listener (MQTT clients read `tenants/<tenant>/events`, the NATS subject `tenants.<tenant>.events`).
+ */
+export async function startNatsServer(options: { port: number; mqttPort?: number; dir: string; name: string; log: (line: string) => void }): Promise<NatsServer> {
   const binary = ensureNatsServerInstalled(options.log);
   mkdirSync(`${options.dir}/jetstream`, { recursive: true });
   const configFile = `${options.dir}/nats.conf`;
   writeFileSync(
     configFile,
-    [`server_name: ${options.name}`, `listen: 127.0.0.1:${options.port}`, `jetstream {`, `  store_dir: "${options.dir}/jetstream"`, `}`, ''].join('\n'),
+    [
+      `server_name: ${options.name}`,
+      `listen: 127.0.0.1:${options.port}`,
+      `jetstream {`,
+      `  store_dir: "${options.dir}/jetstream"`,
+      `}`,
+      ...(options.mqttPort ? [`mqtt {`, `  listen: 127.0.0.1:${options.mqttPort}`, `}`] : []),
+      '',
+    ].join('\n'),
   );
   const child = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -60,6 +71,7 @@ export async function startNatsServer(options: { port: number; dir: string; name
   ]);
   return {
     url,
+    mqttUrl: options.mqttPort ? `mqtt://127.0.0.1:${options.mqttPort}` : undefined,
     process: child,
     stop: async () => {
       if (child.exitCode !== null) return;
