@@ -77,3 +77,27 @@ export function profileEvents(
   const data = { ...portfolioRef(portfolio, owner), suitability_profile_id: after.id };
   return [envelope('portfolios', before ? 'profile-updated-for-portfolio' : 'profile-created-for-portfolio', data, now, portfolio.id)];
 }
+
+type OptimizationRef = { id: string; portfolio_id: string; external_id: string | null };
+
+/** optimizations.status-update: an optimization is ready (in 1.0.0 only with value SUCCESS). */
+export const optimizationStatusUpdate = (o: OptimizationRef & { is_recommended: boolean; status: string }, now: string): OutboundEvent =>
+  envelope('optimizations', 'status-update', { id: o.id, portfolio_id: o.portfolio_id, external_id: o.external_id, is_recommended: o.is_recommended, value: o.status }, now, o.portfolio_id);
+
+/** optimizations.owner-choice-update: the owner's choice of an advisory optimization changed. */
+export const optimizationOwnerChoiceUpdate = (o: OptimizationRef & { owner_choice: string }, now: string): OutboundEvent =>
+  envelope('optimizations', 'owner-choice-update', { id: o.id, portfolio_id: o.portfolio_id, external_id: o.external_id, value: o.owner_choice }, now, o.portfolio_id);
+
+/** profiles.assessment-status-update (payload subject `assessments`); accepted_datetime only when ACCEPTED. */
+export function assessmentStatusUpdate(a: { profile_id: string; questionnaire_id: string; status: string; accepted_datetime?: string | null }, now: string): OutboundEvent {
+  const data: Doc = { profile_id: a.profile_id, questionnaire_id: a.questionnaire_id, value: a.status };
+  if (a.status === 'ACCEPTED' && a.accepted_datetime) data.accepted_datetime = a.accepted_datetime;
+  return envelope('assessments', 'assessment-status-update', data, now, a.profile_id);
+}
+
+type Movement = { portfolio: { id: string; doc: Doc }; owner: Owner; amount: string; currency: string; transaction_id: string | null };
+
+/** notifications.deposit-received and notifications.withdrawal-executed (decisions §9). */
+export function cashNotification(kind: 'deposit-received' | 'withdrawal-executed', m: Movement, now: string): OutboundEvent {
+  return envelope('notifications', kind, { ...portfolioRef(m.portfolio, m.owner), amount: m.amount, currency: m.currency, transaction_id: m.transaction_id }, now, m.portfolio.id);
+}
