@@ -40,7 +40,7 @@ describe('outbox relay killed mid-batch', function () {
     const tenantId = `crash-${process.pid}`;
     await createTenant(database.db, { id: tenantId });
     const now = new Date().toISOString();
-    const total = 3000;
+    const total = 10_000;
     await inTenant(database.db, tenantId, (trx) =>
       insertEvents(trx, tenantId, Array.from({ length: total }, (_, i) => envelope('portfolios', 'creation', { id: `P${i}` }, now, `P${i}`))),
     );
