@@ -41,9 +41,11 @@ describe('outbox relay killed mid-batch', function () {
     await createTenant(database.db, { id: tenantId });
     const now = new Date().toISOString();
     const total = 10_000;
-    await inTenant(database.db, tenantId, (trx) =>
-      insertEvents(trx, tenantId, Array.from({ length: total }, (_, i) => envelope('portfolios', 'creation', { id: `P${i}` }, now, `P${i}`))),
-    );
+    for (let from = 0; from < total; from += 2000) {
+      await inTenant(database.db, tenantId, (trx) =>
+        insertEvents(trx, tenantId, Array.from({ length: 2000 }, (_, i) => envelope('portfolios', 'creation', { id: `P${from + i}` }, now, `P${from + i}`))),
+      );
+    }
     const first = await startService();
     // Kill it without warning while it is working through the batches.
     await waitFor('first batches published', async () => {
