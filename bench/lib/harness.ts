@@ -16,6 +16,7 @@ import { startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
 
 export type BenchPlatform = {
   databaseUrl: string;
+  natsUrl: string;
   db: Knex;
   managementUrl: string;
   tenantId: string;
@@ -83,7 +84,7 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
     const key = await createAccessKey(db, tenantId);
     const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
     const { access_token: token } = (await login.json()) as { access_token: string };
-    return { databaseUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };
+    return { databaseUrl, natsUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };
   });
 }
 

@@ -1,0 +1,135 @@
+// Outbound events benchmark: commit → JetStream through the outbox relay of the management
+// service, against publishing the same messages to JetStream from a plain script (the limit).
+// 1) a steady 1,000 changes/s for BENCH_SECONDS: delivered rate, p50/p99 commit-to-delivery;
+// 2) a backlog of BENCH_BACKLOG events committed at once: the relay's drain rate;
+// 3) the same number of messages published by a script with the relay's batch size.
+// `npm run bench:events`
+import pg from 'pg';
+import { connectNats, jetstream, newUlid, subjects } from '@platform/shared';
+import { envelope } from '../management-service/src/domain/events.ts';
+import { median, record, round, startBenchPlatform } from './lib/harness.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const RATE = Number(process.env.BENCH_RATE ?? 1000);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000);
+
+const platform = await startBenchPlatform({ LOG_LEVEL: 'warn' });
+const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: 8 });
+const nc = await connectNats(platform.natsUrl, 'bench-events');
+
+const received = new Map<string, number>();
+const sub = nc.subscribe(subjects.tenantEvents(platform.tenantId));
+void (async () => {
+  for await (const msg of sub) received.set(msg.json<{ id: string }>().id, performance.now());
+})();
+
+/** One change = one transaction that writes one outbox row; resolves with the commit time. */
+async function change(data: Record<string, unknown>): Promise<{ id: string; committed: number }> {
+  const event = envelope('portfolios', 'status-update', data, new Date().toISOString(), String(data.id));
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(
+      `insert into outbox (tenant_id, event_id, entity_id, subject, action, envelope, created_at) values ($1, $2, $3, $4, $5, $6, $7)`,
+      [platform.tenantId, event.envelope.id, event.entityId, event.envelope.subject, event.envelope.action, event.envelope, event.envelope.created],
+    );
+    await client.query(`select pg_notify('outbox', '')`);
+    await client.query('commit');
+    return { id: event.envelope.id, committed: performance.now() };
+  } finally {
+    client.release();
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
+
+// 1) Steady load.
+const commits: { id: string; committed: number }[] = [];
+const started = performance.now();
+const total = RATE * SECONDS;
+const inFlight: Promise<void>[] = [];
+for (let i = 0; i < total; i++) {
+  const due = started + (i * 1000) / RATE;
+  const wait = due - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  inFlight.push(change({ id: `P${i}`, value: 'ACTIVE' }).then((c) => void commits.push(c)));
+  if (inFlight.length > 64) await inFlight.shift();
+}
+await Promise.all(inFlight);
+const offered = round(total / ((performance.now() - started) / 1000));
+await until(() => commits.every((c) => received.has(c.id)), 30_000);
+const latencies = commits.map((c) => (received.get(c.id) ?? Number.NaN) - c.committed).filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
+const lastDelivery = Math.max(...commits.map((c) => received.get(c.id) ?? 0));
+const steady = {
+  offered_per_s: offered,
+  delivered: latencies.length,
+  delivered_per_s: round(latencies.length / ((lastDelivery - started) / 1000)),
+  p50_ms: round(latencies[Math.floor(latencies.length * 0.5)] ?? 0),
+  p99_ms: round(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
+};
+console.log('[bench] steady', steady);
+
+// 2) Backlog: BACKLOG events committed in one transaction, drained by the relay.
+const backlogIds: string[] = [];
+{
+  const client = await pool.connect();
+  await client.query('begin');
+  for (let from = 0; from < BACKLOG; from += 1000) {
+    const rows = Array.from({ length: Math.min(1000, BACKLOG - from) }, (_, i) => envelope('portfolios', 'status-update', { id: `B${from + i}` }, new Date().toISOString(), `B${from + i}`));
+    backlogIds.push(...rows.map((r) => r.envelope.id));
+    await client.query(
+      `insert into outbox (tenant_id, event_id, entity_id, subject, action, envelope, created_at)
+       select $1, e ->> 'id', 'bench', e ->> 'subject', e ->> 'action', e, (e ->> 'created')::timestamptz from jsonb_array_elements($2::jsonb) e`,
+      [platform.tenantId, JSON.stringify(rows.map((r) => r.envelope))],
+    );
+  }
+  await client.query(`select pg_notify('outbox', '')`);
+  await client.query('commit');
+  client.release();
+}
+const drainStart = performance.now();
+await until(() => backlogIds.every((id) => received.has(id)), 120_000);
+const drained = backlogIds.filter((id) => received.has(id)).length;
+const relayRate = round(drained / ((Math.max(...backlogIds.map((id) => received.get(id) ?? 0)) - drainStart) / 1000));
+console.log('[bench] relay drain', { drained, per_s: relayRate });
+
+// 3) The limit: a plain script publishing the same messages, in batches of the relay's size.
+const js = jetstream(nc);
+const rawRates: number[] = [];
+for (let round_ = 0; round_ < 3; round_++) {
+  const t = performance.now();
+  for (let from = 0; from < BACKLOG; from += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, BACKLOG - from) }, () => {
+        const id = newUlid();
+        return js.publish(subjects.tenantEvents('bench-raw'), JSON.stringify({ id, created: new Date().toISOString(), version: '1.0.0', subject: 'portfolios', action: 'status-update', data: {} }), { msgID: id });
+      }),
+    );
+  }
+  rawRates.push(round(BACKLOG / ((performance.now() - t) / 1000)));
+}
+const rawRate = median(rawRates);
+
+const markdown = [
+  '### Outbound events (`npm run bench:events`)',
+  '',
+  `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine; each change is one committed transaction that writes one outbox row, delivered by the relay of the running management service to JetStream (a core NATS subscriber on the tenant subject timestamps arrival).`,
+  '',
+  '| measure | figure |',
+  '|---|---|',
+  `| steady load offered | ${steady.offered_per_s} changes/s for ${SECONDS} s |`,
+  `| delivered | ${steady.delivered} of ${total} (${steady.delivered_per_s} events/s) |`,
+  `| commit → JetStream delivery p50 / p99 | ${steady.p50_ms} ms / ${steady.p99_ms} ms |`,
+  `| relay drain of a ${BACKLOG.toLocaleString('en')}-event backlog | ${relayRate} events/s |`,
+  `| plain script publishing the same messages (the limit, median of 3) | ${rawRate} msgs/s |`,
+  `| relay / plain script | ${round(relayRate / rawRate)}× (target ≥ 0.5×) |`,
+].join('\n');
+record('events', { steady, relay_drain_per_s: relayRate, raw_publish_per_s: rawRates, ratio: round(relayRate / rawRate) }, markdown);
+console.log(markdown);
+sub.unsubscribe();
+await nc.close();
+await pool.end();
+await platform.stop();
