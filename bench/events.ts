@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { connectNats, jetstream, newUlid, subjects } from '@platform/shared';
 import { envelope } from '../management-service/src/domain/events.ts';
+import type { Doc } from '../management-service/src/domain/merge.ts';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -24,7 +25,7 @@ void (async () => {
 })();
 
 /** One change = one transaction that writes one outbox row; resolves with the commit time. */
-async function change(data: Record<string, unknown>): Promise<{ id: string; committed: number }> {
+async function change(data: Doc): Promise<{ id: string; committed: number }> {
   const event = envelope('portfolios', 'status-update', data, new Date().toISOString(), String(data.id));
   const client = await pool.connect();
   try {

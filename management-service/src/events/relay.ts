@@ -20,9 +20,14 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
   const pollMs = options.pollMs ?? 1000;
   const js = jetstream(options.nats);
   let running = true;
+  // A NOTIFY that arrives while a batch is being published must not be lost: remember it.
+  let notified = false;
   let wake: () => void = () => undefined;
   const listener = new pg.Client({ connectionString: options.databaseUrl });
-  listener.on('notification', () => wake());
+  listener.on('notification', () => {
+    notified = true;
+    wake();
+  });
   listener.on('error', (error) => logger.warn('outbox listener lost; polling only', { error: error.message }));
   await listener.connect();
   await listener.query('listen outbox');
@@ -42,6 +47,7 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
   let failures = 0;
   const loop = (async () => {
     while (running) {
+      notified = false;
       let published = 0;
       try {
         published = await publishBatch();
@@ -55,7 +61,7 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
         failures++;
         logger.warn('outbox relay failed; retrying', { error: (error as Error).message, failures });
       }
-      if (published === batch) continue;
+      if (published === batch || (notified && failures === 0)) continue;
       const delay = failures > 0 ? Math.min(5_000, 250 * 2 ** Math.min(failures, 5)) : pollMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
@@ -63,6 +69,7 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
           clearTimeout(timer);
           resolve();
         };
+        if (!running) wake();
       });
     }
   })();
