@@ -13,6 +13,8 @@ import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000);
+// The relay publishes up to this many events at a time (management-service/src/events/relay.ts).
+const RELAY_BATCH = 1000;
 
 const platform = await startBenchPlatform({ LOG_LEVEL: 'warn' });
 const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: 8 });
@@ -102,9 +104,9 @@ const js = jetstream(nc);
 const rawRates: number[] = [];
 for (let round_ = 0; round_ < 3; round_++) {
   const t = performance.now();
-  for (let from = 0; from < BACKLOG; from += 200) {
+  for (let from = 0; from < BACKLOG; from += RELAY_BATCH) {
     await Promise.all(
-      Array.from({ length: Math.min(200, BACKLOG - from) }, () => {
+      Array.from({ length: Math.min(RELAY_BATCH, BACKLOG - from) }, () => {
         const id = newUlid();
         return js.publish(subjects.tenantEvents('bench-raw'), JSON.stringify({ id, created: new Date().toISOString(), version: '1.0.0', subject: 'portfolios', action: 'status-update', data: {} }), { msgID: id });
       }),

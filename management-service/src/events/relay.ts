@@ -16,7 +16,7 @@ export type RelayOptions = { db: Knex; databaseUrl: string; nats: NatsConnection
  */
 export async function startRelay(options: RelayOptions): Promise<{ stop: () => Promise<void> }> {
   const { db, logger } = options;
-  const batch = options.batch ?? 200;
+  const batch = options.batch ?? 1000;
   const pollMs = options.pollMs ?? 1000;
   const js = jetstream(options.nats);
   let running = true;
