@@ -7,6 +7,7 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
+import { listDestinations, removeDestination, setDestination } from '../management-service/src/store/destinations.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -61,6 +62,21 @@ apiKey
   .command('revoke <id>')
   .description('revoke an API key')
   .action((id: string) => withDb(async (db) => ({ revoked: await revokeApiKey(db, id) })));
+
+const destination = program.command('destination').description("a tenant's own message bus that receives its events");
+destination
+  .command('set-mqtt <tenant> <url>')
+  .description('forward the tenant\'s events to an MQTT broker (QoS 1), e.g. mqtts://user:pass@broker:8883')
+  .option('--topic <topic>', 'topic to publish on (default tenants/<tenant>/events)')
+  .action((tenantId: string, url: string, o: { topic?: string }) => {
+    if (!/^mqtts?:\/\//.test(url)) throw new Error('The URL must start with mqtt:// or mqtts://.');
+    return withDb((db) => setDestination(db, { tenant_id: tenantId, kind: 'mqtt', url, topic: o.topic ?? `tenants/${tenantId}/events` }));
+  });
+destination
+  .command('remove <tenant>')
+  .description('stop forwarding the tenant\'s events')
+  .action((tenantId: string) => withDb(async (db) => ({ removed: await removeDestination(db, tenantId) })));
+destination.command('list').description('configured destinations').action(() => withDb((db) => listDestinations(db)));
 
 program
   .command('signing-key')

@@ -26,6 +26,7 @@ export const managementSettings = {
   BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: 1_048_576, parse: parsers.integer(1024, 100 * 1_048_576) },
   OUTBOX_RELAY: { description: 'publish outbound events from the outbox to NATS in this process', default: true, parse: parsers.boolean },
   OUTBOX_RETENTION_DAYS: { description: 'days published events stay in the outbox for GET /events/', default: 7, parse: parsers.integer(1, 3650) },
+  EVENT_FORWARDERS: { description: "forward each tenant's events to its configured destination from this process", default: true, parse: parsers.boolean },
   MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },

@@ -2,6 +2,7 @@ import { Resources, connectNats, ensureStreams, listen, type Logger } from '@pla
 import { createBearerAuthenticator } from './auth/authenticate.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import type { ManagementConfig } from './config.ts';
+import { startForwarders } from './events/forwarder.ts';
 import { startRelay } from './events/relay.ts';
 import { createManagementApp } from './http/app.ts';
 import { findActiveTenant } from './store/credentials.ts';
@@ -41,6 +42,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
     if (config.OUTBOX_RELAY) {
       resources.add(await startRelay({ db, databaseUrl: config.DATABASE_URL, nats, logger, retentionDays: config.OUTBOX_RETENTION_DAYS }), (r) => r.stop());
     }
+    if (config.EVENT_FORWARDERS) resources.add(await startForwarders({ db, nats, logger }), (f) => f.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
     logger.info('management service listening', { url: http.url });
     return {

@@ -1,36 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connectNats } from '@platform/shared';
+import { ensureInstalled } from './os-packages.ts';
 import { waitFor } from './ports.ts';
-
-function onPath(command: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Makes sure the nats-server binary is there: installs Debian's package when it is missing and
- * this process may (root with apt-get); otherwise stops with a message that says what to do.
- */
-export function ensureNatsServerInstalled(log: (line: string) => void): string {
-  if (onPath('nats-server')) return 'nats-server';
-  if (process.getuid?.() === 0 && onPath('apt-get')) {
-    log('nats-server is missing: installing it from the OS packages (apt-get install nats-server)');
-    const install = () => execFileSync('apt-get', ['install', '-y', '-qq', 'nats-server'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    try {
-      install();
-    } catch {
-      execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-      install();
-    }
-    if (onPath('nats-server')) return 'nats-server';
-  }
-  throw new Error('nats-server is not installed. Install it (Debian/Ubuntu: sudo apt-get install nats-server; or a release from the NATS project) or point NATS_URL at a running NATS server with JetStream.');
-}
 
 export type NatsServer = { url: string; mqttUrl?: string; process: ChildProcess; stop: () => Promise<void> };
 
@@ -39,7 +11,7 @@ export type NatsServer = { url: string; mqttUrl?: string; process: ChildProcess;
  * listener (MQTT clients read `tenants/<tenant>/events`, the NATS subject `tenants.<tenant>.events`).
  */
 export async function startNatsServer(options: { port: number; mqttPort?: number; dir: string; name: string; log: (line: string) => void }): Promise<NatsServer> {
-  const binary = ensureNatsServerInstalled(options.log);
+  const binary = ensureInstalled('nats-server', 'nats-server', options.log, 'or point NATS_URL at a running NATS server with JetStream');
   mkdirSync(`${options.dir}/jetstream`, { recursive: true });
   const configFile = `${options.dir}/nats.conf`;
   writeFileSync(

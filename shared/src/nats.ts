@@ -1,8 +1,8 @@
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 
 export type { NatsConnection };
-export { jetstream, jetstreamManager };
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+export { AckPolicy, DeliverPolicy, jetstream, jetstreamManager };
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 
 /** Subjects of contracts/events.asyncapi.yaml. */
 export const subjects = {

@@ -1,0 +1,117 @@
+import type { Knex } from 'knex';
+import mqtt, { type MqttClient } from 'mqtt';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, streams, subjects, type Logger, type NatsConnection } from '@platform/shared';
+import { listDestinations, type Destination } from '../store/destinations.ts';
+
+type Forwarder = { destination: Destination; stop: () => Promise<void> };
+
+/**
+ * Forwards each tenant's events from JetStream to the tenant's own broker (decisions §9): one
+ * durable consumer and one loop per tenant, so a broken destination delays only its own tenant.
+ * A message is acknowledged to JetStream only once the broker has acknowledged it (MQTT QoS 1), so
+ * delivery is at least once; one message at a time keeps the order of the stream.
+ */
+export async function startForwarders(options: { db: Knex; nats: NatsConnection; logger: Logger; refreshMs?: number }): Promise<{ stop: () => Promise<void> }> {
+  const running = new Map<string, Forwarder>();
+  let stopped = false;
+
+  const refresh = async () => {
+    const wanted = new Map((await listDestinations(options.db)).map((d) => [d.tenant_id, d]));
+    for (const [tenant, forwarder] of running) {
+      const next = wanted.get(tenant);
+      if (!next || next.updated_at.getTime() !== forwarder.destination.updated_at.getTime()) {
+        running.delete(tenant);
+        await forwarder.stop();
+      }
+    }
+    for (const [tenant, destination] of wanted) {
+      if (!running.has(tenant)) running.set(tenant, await forwardTenant(destination, options));
+    }
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    try {
+      await refresh();
+    } catch (error) {
+      options.logger.warn('event destinations could not be refreshed', { error: (error as Error).message });
+    }
+    if (!stopped) timer = setTimeout(tick, options.refreshMs ?? 5000);
+  };
+  await tick();
+
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await Promise.all([...running.values()].map((f) => f.stop()));
+      running.clear();
+    },
+  };
+}
+
+async function forwardTenant(destination: Destination, options: { nats: NatsConnection; logger: Logger }): Promise<Forwarder> {
+  const tenant = destination.tenant_id;
+  const log = options.logger.child({ tenant, destination: destination.kind });
+  const name = `forward-${tenant}`;
+  const jsm = await jetstreamManager(options.nats);
+  await jsm.consumers
+    .add(streams.tenantEvents.name, {
+      durable_name: name,
+      filter_subject: subjects.tenantEvents(tenant),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_ack_pending: 1,
+      ack_wait: 30_000_000_000,
+    })
+    .catch(() => undefined); // it exists already: the durable consumer remembers where it stopped
+  const consumer = await jetstream(options.nats).consumers.get(streams.tenantEvents.name, name);
+
+  let client: MqttClient | undefined;
+  let running = true;
+  let failures = 0;
+  const publish = async (payload: Uint8Array) => {
+    // A client whose broker went away is replaced, never waited on: mqtt.js would queue for ever.
+    if (client && !client.connected) {
+      client.end(true);
+      client = undefined;
+    }
+    client ??= await mqtt.connectAsync(destination.url, { reconnectPeriod: 0, connectTimeout: 5000, clientId: `platform-${tenant}-${process.pid}` });
+    await withTimeout(client.publishAsync(destination.topic, Buffer.from(payload), { qos: 1 }), 10_000, 'the broker did not acknowledge within 10 s');
+  };
+
+  const loop = (async () => {
+    while (running) {
+      const message = await consumer.next({ expires: 2000 }).catch(() => null);
+      if (!message) continue;
+      try {
+        await publish(message.data);
+        message.ack();
+        failures = 0;
+      } catch (error) {
+        failures++;
+        const delay = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 6));
+        log.warn('event destination failed; retrying', { error: (error as Error).message, failures, retry_in_ms: delay });
+        client?.end(true);
+        client = undefined;
+        message.nak(delay);
+        await new Promise((r) => setTimeout(r, Math.min(delay, 1000)));
+      }
+    }
+  })();
+
+  return {
+    destination,
+    stop: async () => {
+      running = false;
+      await loop;
+      client?.end(true);
+    },
+  };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
