@@ -4,6 +4,7 @@
 // 2) a backlog of BENCH_BACKLOG events committed at once: the relay's drain rate;
 // 3) the same number of messages published by a script with the relay's batch size.
 // `npm run bench:events`
+import mqtt from 'mqtt';
 import pg from 'pg';
 import { connectNats, jetstream, newUlid, subjects } from '@platform/shared';
 import { envelope } from '../management-service/src/domain/events.ts';
@@ -25,6 +26,11 @@ const sub = nc.subscribe(subjects.tenantEvents(platform.tenantId));
 void (async () => {
   for await (const msg of sub) received.set(msg.json<{ id: string }>().id, performance.now());
 })();
+// The same events as an MQTT subscriber of the NATS server's MQTT listener sees them.
+const viaMqtt = new Map<string, number>();
+const mqttClient = platform.mqttUrl ? await mqtt.connectAsync(platform.mqttUrl, { clientId: 'bench-events', protocolVersion: 4 }) : undefined;
+mqttClient?.on('message', (_topic, payload) => viaMqtt.set((JSON.parse(payload.toString()) as { id: string }).id, performance.now()));
+await mqttClient?.subscribeAsync(`tenants/${platform.tenantId}/events`, { qos: 0 });
 
 /** One change = one transaction that writes one outbox row; resolves with the commit time. */
 async function change(data: Doc): Promise<{ id: string; committed: number }> {
@@ -66,12 +72,17 @@ const offered = round(total / ((performance.now() - started) / 1000));
 await until(() => commits.every((c) => received.has(c.id)), 30_000);
 const latencies = commits.map((c) => (received.get(c.id) ?? Number.NaN) - c.committed).filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
 const lastDelivery = Math.max(...commits.map((c) => received.get(c.id) ?? 0));
+await until(() => !mqttClient || commits.every((c) => viaMqtt.has(c.id)), 10_000);
+const mqttLatencies = commits.map((c) => (viaMqtt.get(c.id) ?? Number.NaN) - c.committed).filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
 const steady = {
   offered_per_s: offered,
   delivered: latencies.length,
   delivered_per_s: round(latencies.length / ((lastDelivery - started) / 1000)),
   p50_ms: round(latencies[Math.floor(latencies.length * 0.5)] ?? 0),
   p99_ms: round(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
+  mqtt_delivered: mqttLatencies.length,
+  mqtt_p50_ms: round(mqttLatencies[Math.floor(mqttLatencies.length * 0.5)] ?? 0),
+  mqtt_p99_ms: round(mqttLatencies[Math.floor(mqttLatencies.length * 0.99)] ?? 0),
 };
 console.log('[bench] steady', steady);
 
@@ -126,6 +137,7 @@ const markdown = [
   `| steady load offered | ${steady.offered_per_s} changes/s for ${SECONDS} s |`,
   `| delivered | ${steady.delivered} of ${total} (${steady.delivered_per_s} events/s) |`,
   `| commit → JetStream delivery p50 / p99 | ${steady.p50_ms} ms / ${steady.p99_ms} ms |`,
+  `| commit → MQTT subscriber (NATS MQTT listener, QoS 0) | ${steady.mqtt_delivered} of ${total}, p50 ${steady.mqtt_p50_ms} ms / p99 ${steady.mqtt_p99_ms} ms |`,
   `| relay drain of a ${BACKLOG.toLocaleString('en')}-event backlog | ${relayRate} events/s |`,
   `| plain script publishing the same messages (the limit, median of 3) | ${rawRate} msgs/s |`,
   `| relay / plain script | ${round(relayRate / rawRate)}× (target ≥ 0.5×) |`,
@@ -133,6 +145,7 @@ const markdown = [
 record('events', { steady, relay_drain_per_s: relayRate, raw_publish_per_s: rawRates, ratio: round(relayRate / rawRate) }, markdown);
 console.log(markdown);
 sub.unsubscribe();
+await mqttClient?.endAsync();
 await nc.close();
 await pool.end();
 await platform.stop();

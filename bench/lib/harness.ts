@@ -17,6 +17,8 @@ import { startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
 export type BenchPlatform = {
   databaseUrl: string;
   natsUrl: string;
+  /** The MQTT listener of the NATS server the harness started (none with NATS_URL). */
+  mqttUrl?: string;
   db: Knex;
   managementUrl: string;
   tenantId: string;
@@ -48,9 +50,11 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
     const db = resources.add(knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 40 } }), (d) => d.destroy());
     await migrateLatest(db);
     let natsUrl = process.env.NATS_URL;
+    let mqttUrl: string | undefined;
     if (!natsUrl) {
-      const nats = resources.add(await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }), (n) => n.stop());
+      const nats = resources.add(await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }), (n) => n.stop());
       natsUrl = nats.url;
+      mqttUrl = nats.mqttUrl;
     }
 
     const port = await freePort();
@@ -84,7 +88,7 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
     const key = await createAccessKey(db, tenantId);
     const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
     const { access_token: token } = (await login.json()) as { access_token: string };
-    return { databaseUrl, natsUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };
+    return { databaseUrl, natsUrl, mqttUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };
   });
 }
 
