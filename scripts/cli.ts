@@ -73,6 +73,15 @@ destination
     return withDb((db) => setDestination(db, { tenant_id: tenantId, kind: 'mqtt', url, topic: o.topic ?? `tenants/${tenantId}/events` }));
   });
 destination
+  .command('set-amqp <tenant> <url>')
+  .description('forward the tenant\'s events to an AMQP 0-9-1 exchange (publisher confirms), e.g. amqps://user:pass@broker/vhost')
+  .requiredOption('--exchange <name>', 'exchange to publish to (it must exist)')
+  .option('--routing-key <key>', 'routing key (default tenants.<tenant>.events)')
+  .action((tenantId: string, url: string, o: { exchange: string; routingKey?: string }) => {
+    if (!/^amqps?:\/\//.test(url)) throw new Error('The URL must start with amqp:// or amqps://.');
+    return withDb((db) => setDestination(db, { tenant_id: tenantId, kind: 'amqp', url, exchange: o.exchange, routing_key: o.routingKey ?? `tenants.${tenantId}.events` }));
+  });
+destination
   .command('remove <tenant>')
   .description('stop forwarding the tenant\'s events')
   .action((tenantId: string) => withDb(async (db) => ({ removed: await removeDestination(db, tenantId) })));

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
 import mqtt, { type MqttClient } from 'mqtt';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, streams, subjects, type Logger, type NatsConnection } from '@platform/shared';
 import { listDestinations, type Destination } from '../store/destinations.ts';
@@ -67,33 +68,23 @@ async function forwardTenant(destination: Destination, options: { nats: NatsConn
     .catch(() => undefined); // it exists already: the durable consumer remembers where it stopped
   const consumer = await jetstream(options.nats).consumers.get(streams.tenantEvents.name, name);
 
-  let client: MqttClient | undefined;
+  const sender = createSender(destination);
   let running = true;
   let failures = 0;
-  const publish = async (payload: Uint8Array) => {
-    // A client whose broker went away is replaced, never waited on: mqtt.js would queue for ever.
-    if (client && !client.connected) {
-      client.end(true);
-      client = undefined;
-    }
-    client ??= await mqtt.connectAsync(destination.url, { reconnectPeriod: 0, connectTimeout: 5000, clientId: `platform-${tenant}-${process.pid}` });
-    await withTimeout(client.publishAsync(destination.topic, Buffer.from(payload), { qos: 1 }), 10_000, 'the broker did not acknowledge within 10 s');
-  };
 
   const loop = (async () => {
     while (running) {
       const message = await consumer.next({ expires: 2000 }).catch(() => null);
       if (!message) continue;
       try {
-        await publish(message.data);
+        await sender.send(message.data, message.headers?.get('Nats-Msg-Id') ?? '');
         message.ack();
         failures = 0;
       } catch (error) {
         failures++;
         const delay = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 6));
         log.warn('event destination failed; retrying', { error: (error as Error).message, failures, retry_in_ms: delay });
-        client?.end(true);
-        client = undefined;
+        await sender.reset();
         message.nak(delay);
         await new Promise((r) => setTimeout(r, Math.min(delay, 1000)));
       }
@@ -105,8 +96,58 @@ async function forwardTenant(destination: Destination, options: { nats: NatsConn
     stop: async () => {
       running = false;
       await loop;
-      client?.end(true);
+      await sender.reset();
     },
+  };
+}
+
+type Sender = { send: (payload: Uint8Array, messageId: string) => Promise<void>; reset: () => Promise<void> };
+
+/** Delivery to one destination; `send` resolves only once the broker has acknowledged the message. */
+function createSender(destination: Destination): Sender {
+  const clientId = `platform-${destination.tenant_id}-${process.pid}`;
+  if (destination.kind === 'mqtt') {
+    let client: MqttClient | undefined;
+    return {
+      send: async (payload) => {
+        // A client whose broker went away is replaced, never waited on: mqtt.js would queue for ever.
+        if (client && !client.connected) {
+          client.end(true);
+          client = undefined;
+        }
+        client ??= await mqtt.connectAsync(destination.url, { reconnectPeriod: 0, connectTimeout: 5000, clientId });
+        await withTimeout(client.publishAsync(destination.topic, Buffer.from(payload), { qos: 1 }), 10_000, 'the broker did not acknowledge within 10 s');
+      },
+      reset: async () => {
+        client?.end(true);
+        client = undefined;
+      },
+    };
+  }
+  let connection: ChannelModel | undefined;
+  let channel: ConfirmChannel | undefined;
+  const reset = async () => {
+    const c = connection;
+    connection = undefined;
+    channel = undefined;
+    await c?.close().catch(() => undefined);
+  };
+  return {
+    send: async (payload, messageId) => {
+      if (!channel) {
+        connection = await amqp.connect(destination.url, { timeout: 5000, clientProperties: { connection_name: clientId } });
+        connection.on('error', () => undefined);
+        connection.on('close', () => {
+          connection = undefined;
+          channel = undefined;
+        });
+        channel = await connection.createConfirmChannel();
+        channel.on('error', () => undefined);
+      }
+      channel.publish(destination.exchange, destination.routing_key, Buffer.from(payload), { persistent: true, contentType: 'application/json', messageId });
+      await withTimeout(channel.waitForConfirms(), 10_000, 'the broker did not confirm within 10 s');
+    },
+    reset,
   };
 }
 

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import amqp from 'amqplib';
+import { startRabbitMQ, type RabbitMQ } from '../../../scripts/lib/rabbitmq.ts';
+import { freePort } from '../../../scripts/lib/ports.ts';
+import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
+import { testWorkDir } from '../../../scripts/test-support/database.ts';
+import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { setDestination } from '../../src/store/destinations.ts';
+
+/** The tenant's own queue, bound to the exchange the platform publishes to; returns the ids read. */
+async function drain(url: string, queue: string): Promise<{ portfolio: string; messageId: string }[]> {
+  const connection = await amqp.connect(url);
+  const channel = await connection.createChannel();
+  const out: { portfolio: string; messageId: string }[] = [];
+  for (;;) {
+    const msg = await channel.get(queue, { noAck: true });
+    if (!msg) break;
+    const event = JSON.parse(msg.content.toString()) as { id: string; data: { id: string } };
+    assert.equal(msg.properties.messageId, event.id, 'the AMQP message id is the event id');
+    out.push({ portfolio: event.data.id, messageId: event.id });
+  }
+  await connection.close();
+  return out;
+}
+
+describe("events forwarded to a tenant's own AMQP exchange", function () {
+  this.timeout(180_000);
+  let broker: RabbitMQ;
+  let port: number;
+  let platform: TestPlatform;
+  const dir = join(testWorkDir(), `rabbitmq-${process.pid}`);
+
+  before(async () => {
+    port = await freePort();
+    broker = await startRabbitMQ({ port, dir, log: () => undefined });
+    const connection = await amqp.connect(broker.url);
+    const channel = await connection.createChannel();
+    await channel.assertExchange('bank-events', 'topic', { durable: true });
+    await channel.assertQueue('bank-queue', { durable: true });
+    await channel.bindQueue('bank-queue', 'bank-events', 'portfolio.#');
+    await connection.close();
+    platform = await startTestPlatform();
+  });
+  after(async () => {
+    await platform?.stop();
+    await broker?.stop();
+  });
+
+  it('delivers with publisher confirms, in order, and catches up after the broker was down', async () => {
+    const tenant = await platform.tenant();
+    await setDestination(platform.database.db, { tenant_id: tenant.tenantId, kind: 'amqp', url: broker.url, exchange: 'bank-events', routing_key: 'portfolio.events' });
+    const api = await machineApi(platform, tenant);
+    const owner = (await api('POST', '/users/', {})).body.id;
+    const before: string[] = [];
+    for (let i = 0; i < 3; i++) before.push((await api('POST', '/portfolios/', build.portfolio(owner))).body.id);
+    const got: { portfolio: string; messageId: string }[] = [];
+    for (let i = 0; i < 150 && got.length < 3; i++) {
+      got.push(...(await drain(broker.url, 'bank-queue')));
+      if (got.length < 3) await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual(got.map((g) => g.portfolio), before);
+
+    await broker.stop();
+    const during: string[] = [];
+    for (let i = 0; i < 4; i++) during.push((await api('POST', '/portfolios/', build.portfolio(owner))).body.id);
+    broker = await startRabbitMQ({ port, dir, log: () => undefined });
+    const after: { portfolio: string; messageId: string }[] = [];
+    for (let i = 0; i < 300 && !during.every((id) => after.some((a) => a.portfolio === id)); i++) {
+      after.push(...(await drain(broker.url, 'bank-queue')));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual([...new Set(after.map((a) => a.portfolio))], during, 'every event of the outage, in order (durable queue, persistent messages)');
+  });
+});
