@@ -39,6 +39,17 @@ describe('platform team CLI', function () {
     assert.equal(res.response.status, 501, 'authenticated; the operation itself is not built yet');
   });
 
+  it("configures and removes a tenant's event destination", async () => {
+    await cli('tenant', 'create', 'dest-bank');
+    const mqtt = await cli('destination', 'set-mqtt', 'dest-bank', 'mqtt://broker.example:1883');
+    assert.deepEqual([mqtt.kind, mqtt.topic], ['mqtt', 'tenants/dest-bank/events']);
+    const amqp = await cli('destination', 'set-amqp', 'dest-bank', 'amqps://u:p@broker.example/vh', '--exchange', 'events');
+    assert.deepEqual([amqp.kind, amqp.exchange, amqp.routing_key, amqp.topic], ['amqp', 'events', 'tenants.dest-bank.events', null]);
+    assert.equal((await cli('destination', 'list')).length, 1);
+    await assert.rejects(cli('destination', 'set-mqtt', 'dest-bank', 'http://nope'), (e: { code: number; stderr: string }) => e.code === 1 && /mqtt:\/\//.test(e.stderr));
+    assert.deepEqual(await cli('destination', 'remove', 'dest-bank'), { removed: true });
+  });
+
   it('refuses a bad tenant id and a duplicate tenant with a message and exit code 1', async () => {
     await assert.rejects(cli('tenant', 'create', 'Not Valid'), (e: { code: number; stderr: string }) => e.code === 1 && /tenant id/.test(e.stderr));
     await cli('tenant', 'create', 'twice');

@@ -5,7 +5,7 @@ import { build, machineApi, type Api } from '../../../scripts/test-support/fixtu
 import { testNatsUrl } from '../../../scripts/test-support/database.ts';
 import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
 import { inTenant } from '../../src/store/tenant-scope.ts';
-import { insertEvents } from '../../src/store/outbox.ts';
+import { insertEvents, prunePublished } from '../../src/store/outbox.ts';
 import { envelope } from '../../src/domain/events.ts';
 
 type Envelope = { id: string; created: string; version: string; subject: string; action: string; data: Record<string, unknown> };
@@ -150,5 +150,25 @@ describe('outbound events', function () {
     const res = await api('GET', '/events/?subject=optimizations&limit=5');
     assert.deepEqual(res.body.results, []);
     assert.equal(res.body.next_cursor, '0-0');
+  });
+});
+
+describe('outbox retention', () => {
+  it('prunes published events older than the retention, never unpublished or recent ones', async () => {
+    const platform = await startTestPlatform({ OUTBOX_RELAY: 'false' });
+    try {
+      const { tenantId } = await platform.tenant();
+      const db = platform.database.db;
+      const now = new Date().toISOString();
+      await inTenant(db, tenantId, (trx) => insertEvents(trx, tenantId, ['old', 'recent', 'unpublished'].map((id) => envelope('portfolios', 'creation', { id }, now, id))));
+      await db.raw(`update outbox set published_at = now(), created_at = now() - interval '10 days' where envelope -> 'data' ->> 'id' = 'old'`);
+      await db.raw(`update outbox set published_at = now() where envelope -> 'data' ->> 'id' = 'recent'`);
+      await db.raw(`update outbox set created_at = now() - interval '10 days' where envelope -> 'data' ->> 'id' = 'unpublished'`);
+      assert.equal(await prunePublished(db, 7), 1);
+      const left = (await db('outbox').select(db.raw("envelope -> 'data' ->> 'id' as id")).orderBy('seq')).map((r: { id: string }) => r.id);
+      assert.deepEqual(left, ['recent', 'unpublished']);
+    } finally {
+      await platform.stop();
+    }
   });
 });
