@@ -74,7 +74,11 @@ async function forwardTenant(destination: Destination, options: { nats: NatsConn
 
   const loop = (async () => {
     while (running) {
-      const message = await consumer.next({ expires: 2000 }).catch(() => null);
+      // While NATS is away, next() fails at once: wait a moment instead of spinning.
+      const message = await consumer.next({ expires: 2000 }).catch(async () => {
+        await new Promise((r) => setTimeout(r, 1000));
+        return null;
+      });
       if (!message) continue;
       try {
         await sender.send(message.data, message.headers?.get('Nats-Msg-Id') ?? '');
