@@ -47,7 +47,7 @@ describe('npm start', function () {
   let ports: Record<string, number>;
 
   before(async () => {
-    ports = { MANAGEMENT_PORT: await freePort(), DATA_PORT: await freePort(), PG_PORT: await freePort(), NATS_PORT: await freePort() };
+    ports = { MANAGEMENT_PORT: await freePort(), DATA_PORT: await freePort(), PG_PORT: await freePort(), NATS_PORT: await freePort(), MQTT_PORT: await freePort() };
   });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
