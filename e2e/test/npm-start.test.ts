@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../scripts/lib/ports.ts';
+import { freePort, portAnswers } from '../../scripts/lib/ports.ts';
 import { dataClient, managementClient } from '../src/clients.ts';
 
 type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 
 /** Runs `npm start`'s script with its own data folder and ports; resolves once it prints ready. */
 function start(dataDir: string, ports: Record<string, number>): Promise<{ child: ChildProcess; output: () => string }> {
@@ -55,7 +47,7 @@ describe('npm start', function () {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGINT');
     assert.equal(await exited, 0);
-    for (const port of Object.values(ports)) assert.equal(await portOpen(port), false, `port ${port} still open after Ctrl-C`);
+    for (const port of Object.values(ports)) assert.equal(await portAnswers(port), false, `port ${port} still open after Ctrl-C`);
   };
 
   it('serves both interfaces with the demo credentials, stops everything on Ctrl-C, and reuses its data', async () => {

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { ensureInstalled } from './os-packages.ts';
-import { waitFor } from './ports.ts';
+import { portAnswers, waitFor } from './ports.ts';
 
 export type Mosquitto = { url: string; stop: () => Promise<void> };
 
@@ -13,11 +12,9 @@ export async function startMosquitto(options: { port: number; dir: string; log: 
   const config = `${options.dir}/mosquitto.conf`;
   writeFileSync(config, [`listener ${options.port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', ''].join('\n'));
   const child = spawn(binary, ['-c', config], { stdio: 'ignore' });
-  await waitFor('mosquitto', () => new Promise<void>((resolve, reject) => {
-    const socket = connect(options.port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve()));
-    socket.once('error', reject);
-  }));
+  await waitFor('mosquitto', async () => {
+    if (!(await portAnswers(options.port))) throw new Error('not listening');
+  });
   return {
     url: `mqtt://127.0.0.1:${options.port}`,
     stop: async () => {

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** A TCP port that is free on the loopback interface right now. */
 export function freePort(): Promise<number> {
@@ -27,4 +27,13 @@ export async function waitFor(what: string, probe: () => Promise<unknown>, timeo
     }
   }
   throw new Error(`${what} did not come up within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/** Whether something accepts TCP connections on this loopback port right now. */
+export function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
 }

@@ -1,8 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdirSync } from 'node:fs';
-import { connect } from 'node:net';
 import { ensureInstalled } from './os-packages.ts';
-import { waitFor } from './ports.ts';
+import { portAnswers, waitFor } from './ports.ts';
 
 export type RabbitMQ = { url: string; stop: () => Promise<void> };
 
@@ -30,11 +29,9 @@ export async function startRabbitMQ(options: { port: number; dir: string; log: (
     `RABBITMQ_CONFIG_FILES=${dir}/conf.d`,
   ].join(' ');
   const child = spawn('su', ['rabbitmq', '-s', '/bin/sh', '-c', `cd ${dir} && exec env ${env} /usr/lib/rabbitmq/bin/rabbitmq-server`], { stdio: 'ignore', detached: true });
-  await waitFor('rabbitmq', () => new Promise<void>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve()));
-    socket.once('error', reject);
-  }), 60_000);
+  await waitFor('rabbitmq', async () => {
+    if (!(await portAnswers(port))) throw new Error('not listening');
+  }, 60_000);
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,
     stop: async () => {

@@ -33,9 +33,9 @@ export class WriteOnceField extends DomainError {
 export class InvalidField extends DomainError {
   constructor(
     readonly loc: Loc,
-    message: string,
+    readonly msg: string,
   ) {
-    super(`${loc.join('.')} ${message}`);
+    super(`${loc.join('.')} ${msg}`);
   }
 }
 

@@ -24,7 +24,7 @@ export function domainProblem(error: unknown): ProblemError | undefined {
     return new ProblemError(409, 'write_once_field', error.message, { errors: [{ loc: error.loc, msg: 'is write-once', type: 'write_once' }] });
   }
   if (error instanceof InvalidField) {
-    return new ProblemError(422, 'validation_failed', error.message, { errors: [{ loc: error.loc, msg: error.message.slice(error.loc.join('.').length + 1), type: 'rule' }] });
+    return new ProblemError(422, 'validation_failed', error.message, { errors: [{ loc: error.loc, msg: error.msg, type: 'rule' }] });
   }
   if (error instanceof InvalidParameter) {
     return new ProblemError(400, 'invalid_parameter', error.message, { errors: [{ loc: error.loc, msg: error.message, type: 'parameter' }] });

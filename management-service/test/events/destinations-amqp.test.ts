@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import amqp from 'amqplib';
 import { startRabbitMQ, type RabbitMQ } from '../../../scripts/lib/rabbitmq.ts';
-import { freePort } from '../../../scripts/lib/ports.ts';
+import { freePort, waitFor } from '../../../scripts/lib/ports.ts';
 import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
 import { testWorkDir } from '../../../scripts/test-support/database.ts';
 import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
@@ -55,10 +55,10 @@ describe("events forwarded to a tenant's own AMQP exchange", function () {
     const before: string[] = [];
     for (let i = 0; i < 3; i++) before.push((await api('POST', '/portfolios/', build.portfolio(owner))).body.id);
     const got: { portfolio: string; messageId: string }[] = [];
-    for (let i = 0; i < 150 && got.length < 3; i++) {
+    await waitFor('the first events', async () => {
       got.push(...(await drain(broker.url, 'bank-queue')));
-      if (got.length < 3) await new Promise((r) => setTimeout(r, 200));
-    }
+      if (got.length < 3) throw new Error('not yet');
+    }, 30_000);
     assert.deepEqual(got.map((g) => g.portfolio), before);
 
     await broker.stop();
@@ -66,10 +66,10 @@ describe("events forwarded to a tenant's own AMQP exchange", function () {
     for (let i = 0; i < 4; i++) during.push((await api('POST', '/portfolios/', build.portfolio(owner))).body.id);
     broker = await startRabbitMQ({ port, dir, log: () => undefined });
     const after: { portfolio: string; messageId: string }[] = [];
-    for (let i = 0; i < 300 && !during.every((id) => after.some((a) => a.portfolio === id)); i++) {
+    await waitFor('the events of the outage', async () => {
       after.push(...(await drain(broker.url, 'bank-queue')));
-      await new Promise((r) => setTimeout(r, 200));
-    }
+      if (!during.every((id) => after.some((a) => a.portfolio === id))) throw new Error('not yet');
+    }, 60_000);
     assert.deepEqual([...new Set(after.map((a) => a.portfolio))], during, 'every event of the outage, in order (durable queue, persistent messages)');
   });
 });

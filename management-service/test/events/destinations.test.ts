@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startMosquitto, type Mosquitto } from '../../../scripts/lib/mosquitto.ts';
-import { freePort } from '../../../scripts/lib/ports.ts';
+import { freePort, waitFor } from '../../../scripts/lib/ports.ts';
 import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
 import { testWorkDir } from '../../../scripts/test-support/database.ts';
 import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
@@ -21,13 +21,10 @@ async function subscribe(url: string, topic: string, into: Received[]): Promise<
   return client;
 }
 
-const waitUntil = async (what: string, condition: () => boolean, ms = 40_000) => {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const waitUntil = (what: string, condition: () => boolean) =>
+  waitFor(what, async () => {
+    if (!condition()) throw new Error('not yet');
+  }, 40_000);
 
 describe("events forwarded to a tenant's own MQTT broker", function () {
   this.timeout(120_000);
