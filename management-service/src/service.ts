@@ -2,9 +2,12 @@ import { Resources, connectNats, ensureStreams, listen, type Logger } from '@pla
 import { createBearerAuthenticator } from './auth/authenticate.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import type { ManagementConfig } from './config.ts';
+import { simulatedBroker } from './broker/simulated.ts';
 import { startForwarders } from './events/forwarder.ts';
 import { startRelay } from './events/relay.ts';
 import { createManagementApp } from './http/app.ts';
+import { startBrokerSettlement } from './jobs/broker-settlement.ts';
+import { startKeyExpiry } from './jobs/key-expiry.ts';
 import { findActiveTenant } from './store/credentials.ts';
 import { createDb } from './store/db.ts';
 import { migrateLatest } from './store/migrate.ts';
@@ -38,11 +41,17 @@ export async function startManagementService(config: ManagementConfig, logger: L
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
+      idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
     });
     if (config.OUTBOX_RELAY) {
       resources.add(await startRelay({ db, databaseUrl: config.DATABASE_URL, nats, logger, retentionDays: config.OUTBOX_RETENTION_DAYS }), (r) => r.stop());
     }
     if (config.EVENT_FORWARDERS) resources.add(await startForwarders({ db, nats, logger }), (f) => f.stop());
+    if (config.BROKER_SETTLEMENT) {
+      const broker = simulatedBroker(config.BROKER_SIMULATED_LATENCY_MS);
+      resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, logger }), (s) => s.stop());
+    }
+    resources.add(startKeyExpiry(db, logger), (k) => k.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
     logger.info('management service listening', { url: http.url });
     return {

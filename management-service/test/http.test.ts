@@ -85,6 +85,7 @@ describe('management HTTP behaviour', () => {
       logger,
       bodyLimitBytes: 1024,
       refreshTtlSeconds: 60,
+      idempotency: { retentionDays: 7, waitMs: 1000 },
     });
     const server = await listen(app, '127.0.0.1', 0, 1000, logger);
     try {

@@ -15,7 +15,7 @@ export type TestPlatform = {
   managementUrl: string;
   dataUrl: string;
   /** Creates a tenant with one access key and one API key. */
-  tenant: (id?: string) => Promise<TestTenant>;
+  tenant: (id?: string, options?: { brokerIntegration?: 'CLIENT' | 'SERVICE' }) => Promise<TestTenant>;
   stop: () => Promise<void>;
 };
 
@@ -44,8 +44,8 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       database,
       managementUrl: management.url,
       dataUrl: data.url,
-      tenant: async (id = `t-${newUlid().toLowerCase()}`) => {
-        await createTenant(database.db, { id });
+      tenant: async (id = `t-${newUlid().toLowerCase()}`, options = {}) => {
+        await createTenant(database.db, { id, brokerIntegration: options.brokerIntegration });
         const access = await createAccessKey(database.db, id);
         const api = await createApiKey(database.db, id);
         return { tenantId: id, accessKeyId: access.access_key_id, secret: access.secret_access_key, apiKey: api.api_key };

@@ -17,6 +17,7 @@ export const ID_LETTERS = {
   instrumentGroup: 'J',
   questionnaire: 'Q',
   accessKey: 'A',
+  brokerInstruction: 'B',
 } as const;
 
 export type IdLetter = (typeof ID_LETTERS)[keyof typeof ID_LETTERS];

@@ -17,7 +17,10 @@ export class NotPermitted extends DomainError {}
 
 /** A value that must be unique per tenant is taken. */
 export class DuplicateValue extends DomainError {
-  constructor(readonly field: string) {
+  constructor(
+    readonly field: string,
+    readonly loc: Loc = ['body', field],
+  ) {
     super(`${field} is already used by another entity of this tenant.`);
   }
 }

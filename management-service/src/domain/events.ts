@@ -11,7 +11,7 @@ export function envelope(subject: string, action: string, data: Doc, now: string
   return { entityId, envelope: { id: newUlid(), created: now, version: '1.0.0', subject, action, data } };
 }
 
-type Owner = { id: string; external_id: string | null };
+export type Owner = { id: string; external_id: string | null };
 
 const portfolioRef = (p: { id: string; doc: Doc }, owner: Owner) => ({
   id: p.id,

@@ -10,6 +10,8 @@ import { authHandlers } from './handlers/auth.ts';
 import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
 import { eventHandlers } from './handlers/events.ts';
+import { fundingHandlers } from './handlers/funding.ts';
+import { idempotent, type PostHandler } from './idempotency.ts';
 import { domainProblem } from './problems.ts';
 
 export type ManagementDeps = {
@@ -20,16 +22,22 @@ export type ManagementDeps = {
   logger: Logger;
   bodyLimitBytes: number;
   refreshTtlSeconds: number;
+  idempotency: { retentionDays: number; waitMs: number };
 };
 
 /** The management interface: routes of contracts/management.openapi.yaml, handlers by operationId. */
 export async function createManagementApp(deps: ManagementDeps) {
   const definition = await loadContract('management');
+  const entities = entityHandlers(deps.db, entityKinds);
+  // Every POST except the token endpoints (tokens are never replayed) keeps its Idempotency-Key.
+  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers() };
+  const idempotency = { db: deps.db, ...deps.idempotency };
   return createApiApp<Principal>({
     definition,
     handlers: {
       ...authHandlers(deps),
-      ...entityHandlers(deps.db, entityKinds),
+      ...Object.fromEntries(Object.entries(posts).map(([op, handler]) => [op, idempotent(idempotency, handler)])),
+      ...entities.others,
       ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
       ...eventHandlers(deps.db),
     },

@@ -18,7 +18,7 @@ export function domainProblem(error: unknown): ProblemError | undefined {
   if (error instanceof EntityNotFound) return new ProblemError(404, 'not_found', error.message);
   if (error instanceof NotPermitted) return new ProblemError(403, 'forbidden', error.message);
   if (error instanceof DuplicateValue) {
-    return new ProblemError(409, 'duplicate_value', error.message, { errors: [{ loc: ['body', error.field], msg: 'is already used', type: 'unique' }] });
+    return new ProblemError(409, 'duplicate_value', error.message, { errors: [{ loc: error.loc, msg: 'is already used', type: 'unique' }] });
   }
   if (error instanceof WriteOnceField) {
     return new ProblemError(409, 'write_once_field', error.message, { errors: [{ loc: error.loc, msg: 'is write-once', type: 'write_once' }] });

@@ -38,9 +38,11 @@ const UNIQUE_FIELDS: Record<string, string> = {
   entities_external_id: 'external_id',
   entities_user_email: 'email',
   entities_user_phone: 'phone',
+  withdrawals_external_id: 'external_id',
 };
 
-async function translateUnique<T>(work: Promise<T>): Promise<T> {
+/** A unique violation of a field becomes DuplicateValue (409 duplicate_value). */
+export async function translateUnique<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
@@ -108,4 +110,14 @@ export async function existingIds(trx: Knex.Transaction, tenantId: string, refs:
     .where({ tenant_id: tenantId, deleted: false })
     .whereIn('id', [...new Set(refs.map((r) => r.id))]);
   return new Set(rows.map((r: { id: string; type: string }) => `${r.type}:${r.id}`));
+}
+
+/** Whether the portfolio has an optimization that the optimizer still computes. */
+export async function hasPendingOptimization(trx: Knex.Transaction, tenantId: string, portfolioId: string): Promise<boolean> {
+  const row = await trx('entities')
+    .select('id')
+    .where({ tenant_id: tenantId, parent_id: portfolioId, type: 'optimizations', deleted: false })
+    .whereRaw(`doc ->> 'status' = 'PENDING'`)
+    .first();
+  return row !== undefined;
 }

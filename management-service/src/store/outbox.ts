@@ -18,6 +18,21 @@ export async function insertEvents(trx: Knex.Transaction, tenantId: string, even
   await trx.raw(`select pg_notify('outbox', '')`);
 }
 
+/** An internal message (not a tenant event) for the relay to publish on `natsSubject`, with `id` as Nats-Msg-Id. */
+export async function insertMessage(trx: Knex.Transaction, tenantId: string, message: { id: string; natsSubject: string; entityId: string; payload: object; created: string }): Promise<void> {
+  await trx('outbox').insert({
+    tenant_id: tenantId,
+    event_id: message.id,
+    entity_id: message.entityId,
+    subject: message.natsSubject,
+    action: 'message',
+    envelope: message.payload,
+    created_at: message.created,
+    nats_subject: message.natsSubject,
+  });
+  await trx.raw(`select pg_notify('outbox', '')`);
+}
+
 /** A position in a tenant's event history: the writing transaction and the row. */
 export type Cursor = { xid: string; seq: string };
 
@@ -35,6 +50,7 @@ export async function eventsAfter(
   const query = trx('outbox')
     .select('envelope', trx.raw('xid::text as xid'), trx.raw('seq::text as seq'))
     .where('tenant_id', tenantId)
+    .whereNull('nats_subject')
     .whereRaw('xid < pg_snapshot_xmin(pg_current_snapshot())')
     .orderBy([{ column: 'xid' }, { column: 'seq' }])
     .limit(limit);
@@ -44,8 +60,11 @@ export async function eventsAfter(
 }
 
 /** A batch of unpublished events for the relay, locked for this transaction only. */
-export async function claimUnpublished(trx: Knex.Transaction, limit: number): Promise<{ seq: string; tenant_id: string; envelope: EventEnvelope }[]> {
-  return trx('outbox').select(trx.raw('seq::text as seq'), 'tenant_id', 'envelope').whereNull('published_at').orderBy('seq').limit(limit).forUpdate().skipLocked();
+export async function claimUnpublished(
+  trx: Knex.Transaction,
+  limit: number,
+): Promise<{ seq: string; tenant_id: string; event_id: string; nats_subject: string | null; envelope: EventEnvelope }[]> {
+  return trx('outbox').select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope').whereNull('published_at').orderBy('seq').limit(limit).forUpdate().skipLocked();
 }
 
 export async function markPublished(trx: Knex.Transaction, seqs: string[]): Promise<void> {

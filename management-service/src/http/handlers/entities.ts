@@ -1,45 +1,39 @@
 import type { Knex } from 'knex';
-import { isId, newId, type HandlerContext, type OperationHandler } from '@platform/shared';
+import { isId, type HandlerContext, type OperationHandler } from '@platform/shared';
 import type { Principal } from '../../auth/principal.ts';
-import { EntityNotFound, InvalidField, NotBuilt, NotPermitted, StateConflict } from '../../domain/errors.ts';
-import type { EntityKind, Reference, WriteContext } from '../../domain/entities/kind.ts';
+import { EntityNotFound, NotBuilt, NotPermitted, StateConflict } from '../../domain/errors.ts';
+import type { EntityKind, WriteContext } from '../../domain/entities/kind.ts';
 import { checkIdpUserRequirements } from '../../domain/entities/users.ts';
 import { checkIfMatch } from '../../domain/if-match.ts';
 import { jsonEqual, type Doc } from '../../domain/merge.ts';
 import { canRead, mustBeMachine, mustModify } from '../../domain/permissions.ts';
 import { versionPatch } from '../../domain/versions.ts';
-import {
-  existingIds,
-  findEntity,
-  findVersion,
-  insertEntity,
-  listVersions,
-  updateEntity,
-  type EntityRow,
-} from '../../store/entities.ts';
-import { insertEvents } from '../../store/outbox.ts';
-import { inTenant, type TenantSettings } from '../../store/tenant-scope.ts';
-import { eventsOfChange } from './entity-events.ts';
+import { findEntity, findVersion, listVersions, type EntityRow } from '../../store/entities.ts';
+import { inTenant, type TenantRunner, type TenantSettings } from '../../store/tenant-scope.ts';
+import { writeNew, writeNext } from '../../flows/entity-writes.ts';
 import { presentEntity, presentVersion } from '../present.ts';
 import { embedFields, embedded } from '../embed.ts';
+import type { PostHandler } from '../idempotency.ts';
 
 type Ctx = HandlerContext<Principal>;
 
 /**
  * Create, read, update, delete and version history for every entity type, one transaction per
  * request: load (and lock) → pure rules of the kind → check references → write the next version.
+ * Creates are POSTs: they run in the transaction their Idempotency-Key shares.
  */
-export function entityHandlers(db: Knex, kinds: EntityKind[]): Record<string, OperationHandler<Principal>> {
+export function entityHandlers(db: Knex, kinds: EntityKind[]): { posts: Record<string, PostHandler>; others: Record<string, OperationHandler<Principal>> } {
+  const posts: Record<string, PostHandler> = {};
   const handlers: Record<string, OperationHandler<Principal>> = {};
   for (const kind of kinds) {
     const ops = kind.operations;
-    handlers[ops.create] = (ctx) => create(db, kind, ctx);
+    posts[ops.create] = (ctx, run) => create(kind, ctx, run);
     handlers[ops.get] = (ctx) => read(db, kind, ctx);
     handlers[ops.update] = (ctx) => change(db, kind, ctx, 'update');
     handlers[ops.delete] = (ctx) => change(db, kind, ctx, 'delete');
     handlers[ops.versions] = (ctx) => versions(db, kind, ctx);
   }
-  return handlers;
+  return { posts, others: handlers };
 }
 
 /** The entity of the path, 404 for a wrong letter, another tenant's id or an unknown one. */
@@ -64,47 +58,16 @@ async function writeContext(trx: Knex.Transaction, tenant: TenantSettings, kind:
   return { principal: ctx.principal, now: new Date().toISOString(), tenant, parent: await loadParent(trx, kind, ctx) };
 }
 
-/** Every reference (that changed) must name an existing entity of the right type in the tenant. */
-async function checkReferences(trx: Knex.Transaction, tenantId: string, refs: Reference[]): Promise<void> {
-  const existing = await existingIds(trx, tenantId, refs);
-  const missing = refs.find((r) => !existing.has(`${r.type}:${r.id}`));
-  if (missing) throw new InvalidField(missing.loc, `names no ${missing.type.replace(/-|_/g, ' ').replace(/s$/, '')} of this tenant`);
-}
-
-const changedReferences = (kind: EntityKind, before: Doc, after: Doc) => {
-  const old = new Set(kind.references(before).map((r) => `${r.type}:${r.id}`));
-  return kind.references(after).filter((r) => !old.has(`${r.type}:${r.id}`));
-};
-
-async function create(db: Knex, kind: EntityKind, ctx: Ctx) {
+async function create(kind: EntityKind, ctx: Ctx, run: TenantRunner) {
   mustBeMachine(ctx.principal, `create a ${kind.label}`);
   const body = ctx.body as Doc;
   if (kind.type === 'users' && ctx.query.create_idp_user === true) {
     checkIdpUserRequirements(body);
     throw new NotBuilt('This deployment manages no identity provider: create the user with create_idp_user=false.');
   }
-  const row = await inTenant(db, ctx.principal.tenantId, async (trx, tenant) => {
+  const row = await run(async (trx, tenant) => {
     const wctx = await writeContext(trx, tenant, kind, ctx);
-    const doc = kind.create(body, wctx);
-    await checkReferences(trx, ctx.principal.tenantId, kind.references(doc));
-    const id = newId(kind.letter);
-    const at = new Date(wctx.now);
-    const entity: EntityRow = {
-      tenant_id: ctx.principal.tenantId,
-      id,
-      type: kind.type,
-      parent_id: wctx.parent?.id ?? null,
-      version: 1,
-      doc,
-      deleted: false,
-      ...kind.access(doc, id, wctx),
-      created_at: at,
-      version_at: at,
-      version_author_id: ctx.principal.subject,
-    };
-    await insertEntity(trx, entity);
-    await insertEvents(trx, entity.tenant_id, await eventsOfChange(trx, kind, tenant, undefined, entity, wctx.now));
-    return entity;
+    return writeNew(trx, kind, tenant, wctx, kind.create(body, wctx));
   });
   const location = kind.path.replace('{parent}', row.parent_id ?? '') + row.id;
   return { status: 201, headers: { Location: location }, body: presentEntity(row) };
@@ -134,19 +97,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
     const wctx = await writeContext(trx, tenant, kind, ctx);
     const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
     if (what === 'update' && jsonEqual(doc, current.doc)) return current;
-    await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));
-    const next: EntityRow = {
-      ...current,
-      version: current.version + 1,
-      doc,
-      deleted: what === 'delete',
-      ...kind.access(doc, current.id, wctx),
-      version_at: new Date(wctx.now),
-      version_author_id: ctx.principal.subject,
-    };
-    await updateEntity(trx, next);
-    await insertEvents(trx, next.tenant_id, await eventsOfChange(trx, kind, tenant, current, next, wctx.now));
-    return next;
+    return writeNext(trx, kind, tenant, wctx, current, doc, what === 'delete');
   });
   return { status: 200, body: presentEntity(row) };
 }

@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import { newId } from '@platform/shared';
+import { InvalidField } from '../domain/errors.ts';
+import type { EntityKind, Reference, WriteContext } from '../domain/entities/kind.ts';
+import type { Doc } from '../domain/merge.ts';
+import { existingIds, insertEntity, updateEntity, type EntityRow } from '../store/entities.ts';
+import type { TenantSettings } from '../store/tenant-scope.ts';
+import { recordEffects } from './entity-effects.ts';
+
+/** Every reference (that changed) must name an existing, undeleted entity of the right type in the tenant. */
+async function checkReferences(trx: Knex.Transaction, tenantId: string, refs: Reference[]): Promise<void> {
+  const existing = await existingIds(trx, tenantId, refs);
+  const missing = refs.find((r) => !existing.has(`${r.type}:${r.id}`));
+  if (missing) throw new InvalidField(missing.loc, `names no ${missing.type.replace(/-|_/g, ' ').replace(/s$/, '')} of this tenant`);
+}
+
+const changedReferences = (kind: EntityKind, before: Doc, after: Doc) => {
+  const old = new Set(kind.references(before).map((r) => `${r.type}:${r.id}`));
+  return kind.references(after).filter((r) => !old.has(`${r.type}:${r.id}`));
+};
+
+/** Stores `doc` (already through the kind's rules) as version 1 of a new entity, with its events. */
+export async function writeNew(trx: Knex.Transaction, kind: EntityKind, tenant: TenantSettings, wctx: WriteContext, doc: Doc): Promise<EntityRow> {
+  const tenantId = wctx.principal.tenantId;
+  await checkReferences(trx, tenantId, kind.references(doc));
+  const id = newId(kind.letter);
+  const at = new Date(wctx.now);
+  const entity: EntityRow = {
+    tenant_id: tenantId,
+    id,
+    type: kind.type,
+    parent_id: wctx.parent?.id ?? null,
+    version: 1,
+    doc,
+    deleted: false,
+    ...kind.access(doc, id, wctx),
+    created_at: at,
+    version_at: at,
+    version_author_id: wctx.principal.subject,
+  };
+  await insertEntity(trx, entity);
+  await recordEffects(trx, kind, tenant, undefined, entity, wctx.now);
+  return entity;
+}
+
+/** Moves a locked entity to its next version holding `doc` (or deleted), with its events. */
+export async function writeNext(
+  trx: Knex.Transaction,
+  kind: EntityKind,
+  tenant: TenantSettings,
+  wctx: WriteContext,
+  current: EntityRow,
+  doc: Doc,
+  deleted = false,
+): Promise<EntityRow> {
+  await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));
+  const next: EntityRow = {
+    ...current,
+    version: current.version + 1,
+    doc,
+    deleted,
+    ...kind.access(doc, current.id, wctx),
+    version_at: new Date(wctx.now),
+    version_author_id: wctx.principal.subject,
+  };
+  await updateEntity(trx, next);
+  await recordEffects(trx, kind, tenant, current, next, wctx.now);
+  return next;
+}

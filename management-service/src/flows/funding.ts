@@ -1,0 +1,142 @@
+import type { Knex } from 'knex';
+import { newId, toText, type Money } from '@platform/shared';
+import type { Principal } from '../auth/principal.ts';
+import { transactions } from '../domain/entities/catalog.ts';
+import type { WriteContext } from '../domain/entities/kind.ts';
+import { portfolios } from '../domain/entities/portfolios.ts';
+import { DuplicateValue, EntityNotFound } from '../domain/errors.ts';
+import { cashNotification } from '../domain/events.ts';
+import { checkCashEvent, checkDepositTarget, depositPatch, isRobo, withdrawalPatch } from '../domain/funding.ts';
+import type { Doc } from '../domain/merge.ts';
+import { insertInstruction, type BrokerInstruction } from '../store/broker-instructions.ts';
+import { findEntity, type EntityRow } from '../store/entities.ts';
+import { insertEvents } from '../store/outbox.ts';
+import type { TenantSettings } from '../store/tenant-scope.ts';
+import { insertWithdrawal, type WithdrawalRow } from '../store/withdrawals.ts';
+import { ownerOf } from './entity-effects.ts';
+import { writeNew, writeNext } from './entity-writes.ts';
+import { requestOptimization } from './optimization.ts';
+
+export type CashEvent = { amount: string; currency: string; portfolio: string; external_id?: string };
+
+async function lockPortfolio(trx: Knex.Transaction, tenantId: string, id: string): Promise<EntityRow> {
+  const row = await findEntity(trx, { tenantId, type: 'portfolios', id }, { forUpdate: true });
+  if (!row || row.deleted) throw new EntityNotFound('portfolio');
+  return row;
+}
+
+const writeContext = (principal: Principal, tenant: TenantSettings, portfolio: EntityRow, now: string): WriteContext => ({
+  principal,
+  now,
+  tenant,
+  parent: { id: portfolio.id, doc: portfolio.doc, readable_by: portfolio.readable_by, modifiable_by: portfolio.modifiable_by },
+});
+
+/** A CASH transaction of the portfolio; a taken external_id is a 409 that points into the event. */
+async function bookCashTransaction(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, body: Doc): Promise<EntityRow> {
+  try {
+    return await writeNew(trx, transactions, tenant, wctx, transactions.create({ type: 'CASH', ...body }, wctx));
+  } catch (error) {
+    if (error instanceof DuplicateValue) throw new DuplicateValue('external_id', ['body', 'data', 'external_id']);
+    throw error;
+  }
+}
+
+/** The policy's minimum funding amount; undefined for a portfolio without policy. */
+async function minimumFunding(trx: Knex.Transaction, portfolio: EntityRow): Promise<string | undefined> {
+  const policyId = ((portfolio.doc.config as Doc).manager_settings as Doc | undefined)?.policy_id;
+  if (!isRobo(portfolio.doc) || typeof policyId !== 'string') return undefined;
+  const policy = await findEntity(trx, { tenantId: portfolio.tenant_id, type: 'policies', id: policyId });
+  return (policy?.doc.config as Doc | undefined)?.minimum_funding_amount as string | undefined;
+}
+
+/**
+ * The steps of a settled deposit (decisions §6): cash up by the exact amount, funded_since at the
+ * first funding that reaches the policy minimum, the status re-derived (with its events), the
+ * customer notification, and for a robo-advised portfolio an optimizer request.
+ */
+async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, portfolio: EntityRow, amount: Money, transactionId: string) {
+  const patch = depositPatch(portfolio.doc, amount, await minimumFunding(trx, portfolio), wctx.now);
+  const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, portfolios.update(portfolio.doc, patch, wctx));
+  const owner = await ownerOf(trx, next.tenant_id, next.doc.owned_by_user_id);
+  const movement = { portfolio: next, owner: owner!, amount: toText(amount), currency: String(next.doc.base_currency), transaction_id: transactionId };
+  await insertEvents(trx, next.tenant_id, [cashNotification('deposit-received', movement, wctx.now)]);
+  await requestOptimization(trx, next, 'DEPOSIT', wctx.now);
+}
+
+/**
+ * POST /events/deposit/. With the broker integrated by the client the cash has arrived: book it
+ * now (a SETTLED transaction). With the broker integrated by the service, write a PENDING
+ * transaction and the broker instruction; the settlement job books it (settleDeposit).
+ */
+export async function deposit(trx: Knex.Transaction, tenant: TenantSettings, principal: Principal, event: CashEvent, now: string): Promise<{ settled: boolean; transaction: EntityRow }> {
+  const portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
+  const amount = checkDepositTarget(portfolio.doc, event.amount, event.currency);
+  const wctx = writeContext(principal, tenant, portfolio, now);
+  const settled = tenant.broker_integration === 'CLIENT';
+  const body = { status: settled ? 'SETTLED' : 'PENDING', quantity: event.amount, currency: event.currency, external_id: event.external_id ?? null, datetime: now };
+  const transaction = await bookCashTransaction(trx, tenant, wctx, body);
+  if (settled) {
+    await bookSettledDeposit(trx, tenant, wctx, portfolio, amount, transaction.id);
+  } else {
+    const instruction = { id: newId('B'), tenant_id: principal.tenantId, kind: 'DEPOSIT' as const, portfolio_id: portfolio.id, transaction_id: transaction.id, amount: toText(amount), currency: event.currency };
+    await insertInstruction(trx, instruction, now);
+  }
+  return { settled, transaction };
+}
+
+export type BrokerOutcome = { status: 'SETTLED' } | { status: 'REJECTED'; reason: string };
+
+/**
+ * Completes a deposit the broker has executed: the PENDING transaction becomes SETTLED and the
+ * deposit is booked, or CANCELLED when the broker refused the move. Runs once per transaction:
+ * a transaction no longer PENDING is left alone.
+ */
+export async function settleDeposit(trx: Knex.Transaction, tenant: TenantSettings, instruction: BrokerInstruction, outcome: BrokerOutcome, now: string): Promise<void> {
+  const principal: Principal = { tenantId: instruction.tenant_id, kind: 'machine', subject: 'broker' };
+  const portfolio = await findEntity(trx, { tenantId: instruction.tenant_id, type: 'portfolios', id: instruction.portfolio_id }, { forUpdate: true });
+  const transaction = await findEntity(trx, { tenantId: instruction.tenant_id, type: 'transactions', id: instruction.transaction_id }, { forUpdate: true });
+  if (!portfolio || !transaction || transaction.doc.status !== 'PENDING') return;
+  const wctx = writeContext(principal, tenant, portfolio, now);
+  const status = outcome.status === 'SETTLED' ? 'SETTLED' : 'CANCELLED';
+  await writeNext(trx, transactions, tenant, wctx, transaction, transactions.update(transaction.doc, { status }, wctx));
+  if (outcome.status === 'SETTLED') await bookSettledDeposit(trx, tenant, wctx, portfolio, checkCashEvent(portfolio.doc, instruction.amount, instruction.currency), transaction.id);
+}
+
+/**
+ * POST /events/withdraw/: the withdrawal was paid out. Records it and notifies the customer; with
+ * the broker integrated by the service also books the negative CASH transaction and lowers cash
+ * and divest_amount (the cash must cover it).
+ */
+export async function recordWithdrawal(trx: Knex.Transaction, tenant: TenantSettings, principal: Principal, event: CashEvent, now: string): Promise<WithdrawalRow> {
+  let portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
+  const amount = checkCashEvent(portfolio.doc, event.amount, event.currency);
+  let transactionId: string | null = null;
+  if (tenant.broker_integration === 'SERVICE') {
+    const wctx = writeContext(principal, tenant, portfolio, now);
+    const doc = portfolios.update(portfolio.doc, withdrawalPatch(portfolio.doc, amount), wctx);
+    const body = { status: 'SETTLED', quantity: `-${event.amount}`, currency: event.currency, external_id: event.external_id ?? null, datetime: now };
+    transactionId = (await bookCashTransaction(trx, tenant, wctx, body)).id;
+    portfolio = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc);
+  }
+  const owner = await ownerOf(trx, portfolio.tenant_id, portfolio.doc.owned_by_user_id);
+  const notification = cashNotification('withdrawal-executed', { portfolio, owner: owner!, amount: event.amount, currency: event.currency, transaction_id: transactionId }, now);
+  const record: WithdrawalRow = {
+    tenant_id: principal.tenantId,
+    portfolio_id: portfolio.id,
+    amount: event.amount,
+    currency: event.currency,
+    external_id: event.external_id ?? null,
+    transaction_id: transactionId,
+    notification_event_id: notification.envelope.id,
+    recorded_at: now,
+  };
+  try {
+    await insertWithdrawal(trx, record);
+  } catch (error) {
+    if (error instanceof DuplicateValue) throw new DuplicateValue('external_id', ['body', 'data', 'external_id']);
+    throw error;
+  }
+  await insertEvents(trx, portfolio.tenant_id, [notification]);
+  return record;
+}
