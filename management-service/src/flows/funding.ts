@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId, toText, type Money } from '@platform/shared';
+import { newId, parseDecimal } from '@platform/shared';
 import type { Principal } from '../auth/principal.ts';
 import { transactions } from '../domain/entities/catalog.ts';
 import type { WriteContext } from '../domain/entities/kind.ts';
@@ -55,11 +55,11 @@ async function minimumFunding(trx: Knex.Transaction, portfolio: EntityRow): Prom
  * first funding that reaches the policy minimum, the status re-derived (with its events), the
  * customer notification, and for a robo-advised portfolio an optimizer request.
  */
-async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, portfolio: EntityRow, amount: Money, transactionId: string) {
-  const patch = depositPatch(portfolio.doc, amount, await minimumFunding(trx, portfolio), wctx.now);
+async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, portfolio: EntityRow, amount: string, transactionId: string) {
+  const patch = depositPatch(portfolio.doc, parseDecimal(amount), await minimumFunding(trx, portfolio), wctx.now);
   const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, portfolios.update(portfolio.doc, patch, wctx));
   const owner = await ownerOf(trx, next.tenant_id, next.doc.owned_by_user_id);
-  const movement = { portfolio: next, owner: owner!, amount: toText(amount), currency: String(next.doc.base_currency), transaction_id: transactionId };
+  const movement = { portfolio: next, owner: owner!, amount, currency: String(next.doc.base_currency), transaction_id: transactionId };
   await insertEvents(trx, next.tenant_id, [cashNotification('deposit-received', movement, wctx.now)]);
   await requestOptimization(trx, next, 'DEPOSIT', wctx.now);
 }
@@ -71,15 +71,15 @@ async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings,
  */
 export async function deposit(trx: Knex.Transaction, tenant: TenantSettings, principal: Principal, event: CashEvent, now: string): Promise<{ settled: boolean; transaction: EntityRow }> {
   const portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
-  const amount = checkDepositTarget(portfolio.doc, event.amount, event.currency);
+  checkDepositTarget(portfolio.doc, event.amount, event.currency);
   const wctx = writeContext(principal, tenant, portfolio, now);
   const settled = tenant.broker_integration === 'CLIENT';
   const body = { status: settled ? 'SETTLED' : 'PENDING', quantity: event.amount, currency: event.currency, external_id: event.external_id ?? null, datetime: now };
   const transaction = await bookCashTransaction(trx, tenant, wctx, body);
   if (settled) {
-    await bookSettledDeposit(trx, tenant, wctx, portfolio, amount, transaction.id);
+    await bookSettledDeposit(trx, tenant, wctx, portfolio, event.amount, transaction.id);
   } else {
-    const instruction = { id: newId('B'), tenant_id: principal.tenantId, kind: 'DEPOSIT' as const, portfolio_id: portfolio.id, transaction_id: transaction.id, amount: toText(amount), currency: event.currency };
+    const instruction = { id: newId('B'), tenant_id: principal.tenantId, kind: 'DEPOSIT' as const, portfolio_id: portfolio.id, transaction_id: transaction.id, amount: event.amount, currency: event.currency };
     await insertInstruction(trx, instruction, now);
   }
   return { settled, transaction };
@@ -100,7 +100,7 @@ export async function settleDeposit(trx: Knex.Transaction, tenant: TenantSetting
   const wctx = writeContext(principal, tenant, portfolio, now);
   const status = outcome.status === 'SETTLED' ? 'SETTLED' : 'CANCELLED';
   await writeNext(trx, transactions, tenant, wctx, transaction, transactions.update(transaction.doc, { status }, wctx));
-  if (outcome.status === 'SETTLED') await bookSettledDeposit(trx, tenant, wctx, portfolio, checkCashEvent(portfolio.doc, instruction.amount, instruction.currency), transaction.id);
+  if (outcome.status === 'SETTLED') await bookSettledDeposit(trx, tenant, wctx, portfolio, instruction.amount, transaction.id);
 }
 
 /**
