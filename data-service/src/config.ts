@@ -1,10 +1,19 @@
+import { dirname, join } from 'node:path';
 import { loadConfig, parsers } from '@platform/shared';
 
 /** Every setting of the data service, read once at start (see the README's table). */
 export const dataSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
   PORT: { description: 'HTTP port', default: 8081, parse: parsers.integer(0, 65535) },
-  DUCKDB_PATH: { description: 'DuckDB database file of this replica, e.g. .data/data.duckdb', required: true, parse: parsers.string },
+  DUCKDB_PATH: { description: 'DuckDB database file of this replica (tenant data), e.g. .data/data.duckdb', required: true, parse: parsers.string },
+  REFERENCE_DIR: {
+    description: 'directory of reference files (reference-<version>.duckdb, written by `npm run cli -- data ingest`); the newest is attached; default: `reference/` beside DUCKDB_PATH',
+    parse: parsers.string,
+  },
+  REFERENCE_RELOAD_MS: { description: 'how often to look for a newer reference file (0: only at start)', default: 10_000, parse: parsers.integer(0, 86_400_000) },
+  SAMPLE_DATA: { description: 'when REFERENCE_DIR holds no reference file, generate the labelled sample universe into it (otherwise start with an empty one)', default: false, parse: parsers.boolean },
+  SAMPLE_INSTRUMENTS: { description: 'instruments of the generated sample universe', default: 5_000, parse: parsers.integer(10, 1_000_000) },
+  SAMPLE_YEARS: { description: 'years of daily prices of the generated sample universe', default: 10, parse: parsers.integer(1, 30) },
   DATABASE_URL: { description: 'Postgres URL of the management database, read for tenants and API keys (a read-only role suffices)', required: true, secret: true, parse: parsers.url('postgres', 'postgresql') },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   API_KEY_CACHE_MS: { description: 'how long a verified API key is trusted before it is checked again', default: 30_000, parse: parsers.integer(0, 3_600_000) },
@@ -15,4 +24,7 @@ export const dataSettings = {
 
 export type DataConfig = ReturnType<typeof loadDataConfig>;
 
-export const loadDataConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(dataSettings, env);
+export function loadDataConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(dataSettings, env);
+  return Object.freeze({ ...config, REFERENCE_DIR: config.REFERENCE_DIR ?? join(dirname(config.DUCKDB_PATH), 'reference') });
+}

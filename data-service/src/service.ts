@@ -4,6 +4,7 @@ import { createApiKeyVerifier } from './auth/api-keys.ts';
 import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
+import { ensureReferenceData } from './store/ensure-reference.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 
@@ -11,7 +12,17 @@ export type RunningService = { url: string; stop: () => Promise<void> };
 export async function startDataService(config: DataConfig, logger: Logger): Promise<RunningService> {
   const resources = new Resources();
   return resources.build(async () => {
-    const duck = resources.add(await openDuckStore(config.DUCKDB_PATH), (d) => d.close());
+    await ensureReferenceData(config, logger);
+    const duck = resources.add(await openDuckStore({ path: config.DUCKDB_PATH, referenceDir: config.REFERENCE_DIR }), (d) => d.close());
+    if (config.REFERENCE_RELOAD_MS > 0) {
+      const timer = setInterval(() => {
+        duck
+          .reload()
+          .then((switched) => switched && logger.info('reference data reloaded', { dir: config.REFERENCE_DIR }))
+          .catch((error: Error) => logger.warn('reference data reload failed; keeping the current data', { error: error.message }));
+      }, config.REFERENCE_RELOAD_MS);
+      resources.add(timer, (t) => clearInterval(t));
+    }
     const keys = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 }), (p) => p.end());
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
     const app = await createDataApp({

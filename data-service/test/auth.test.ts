@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { revokeApiKey } from '../../management-service/src/store/credentials.ts';
 import { call, assertProblem } from '../../scripts/test-support/http.ts';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
@@ -52,23 +51,5 @@ describe('data service access', () => {
     const locs = res.body.errors.map((e: { loc: string[] }) => e.loc.join('.'));
     assert.ok(locs.includes('body.instrument_ids'), locs.join());
     assert.ok(locs.includes('body.fields'), locs.join());
-  });
-});
-
-describe('data service store', () => {
-  it('builds the DuckDB schema on first start and keeps it on the next', async () => {
-    const { openDuckStore } = await import('../src/store/duckdb.ts');
-    const { testWorkDir } = await import('../../scripts/test-support/database.ts');
-    const path = `${testWorkDir()}/schema-test.duckdb`;
-    (await openDuckStore(path)).close();
-    (await openDuckStore(path)).close();
-    const instance = await DuckDBInstance.create(path);
-    const connection = await instance.connect();
-    const tables = (await connection.runAndReadAll(`select table_name from information_schema.tables order by 1`)).getRowObjects().map((r) => r.table_name);
-    assert.deepEqual(tables, ['custom_reference', 'factor_metrics', 'inspirations', 'instruments', 'prices', 'schema_migrations', 'universes']);
-    const applied = (await connection.runAndReadAll('select count(*)::int as n from schema_migrations')).getRowObjects()[0]!.n;
-    assert.equal(applied, 1);
-    connection.closeSync();
-    instance.closeSync();
   });
 });

@@ -2,6 +2,12 @@ import type { Request } from 'express';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
+import { customReferenceHandlers } from './handlers/custom-reference.ts';
+import { inspirationHandlers } from './handlers/inspirations.ts';
+import { referenceHandlers } from './handlers/reference.ts';
+import { searchHandlers } from './handlers/search.ts';
+import { xrayHandlers } from './handlers/xray.ts';
+import { dataProblem } from './problems.ts';
 
 export type DataDeps = {
   duck: DuckStore;
@@ -17,7 +23,13 @@ export type DataDeps = {
 export async function createDataApp(deps: DataDeps) {
   return createApiApp<DataPrincipal>({
     definition: await loadContract('data'),
-    handlers: {},
+    handlers: {
+      ...referenceHandlers(deps.duck),
+      ...customReferenceHandlers(deps.duck),
+      ...xrayHandlers(deps.duck),
+      ...inspirationHandlers(deps.duck),
+      ...searchHandlers(deps.duck),
+    },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,
     readiness: {
@@ -29,5 +41,6 @@ export async function createDataApp(deps: DataDeps) {
     },
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
+    mapError: dataProblem,
   });
 }

@@ -1,6 +1,11 @@
--- Instrument store of the data service. Shared reference data (instruments, prices, factor
--- metrics) is the same for every tenant; universes, custom reference data and inspiration
--- definitions are per tenant ('*' marks the built-in ones every tenant sees).
+-- A reference file: the vendor's data, the same for every tenant, built by the ingest command or
+-- the sample generator and attached read-only by every replica. A new file replaces it whole.
+
+create table reference_meta (
+  version     varchar not null,
+  created_at  timestamptz not null,
+  source      varchar not null
+);
 
 create table instruments (
   isin                 varchar primary key,
@@ -26,8 +31,7 @@ create table instruments (
 create table prices (
   isin  varchar not null,
   date  date not null,
-  close double not null,
-  primary key (isin, date)
+  close double not null
 );
 
 create table factor_metrics (
@@ -42,27 +46,9 @@ create table factor_metrics (
   dividend         double
 );
 
+-- Named universes of the vendor (GLOBAL, DEFAULT, ROBO), visible to every tenant.
 create table universes (
-  tenant_id     varchar not null,
   universe_name varchar not null,
   isin          varchar not null,
-  primary key (tenant_id, universe_name, isin)
-);
-
-create table custom_reference (
-  tenant_id varchar not null,
-  isin      varchar not null,
-  key       varchar not null,
-  value     json,
-  primary key (tenant_id, isin, key)
-);
-
-create table inspirations (
-  tenant_id   varchar not null,
-  id          varchar not null,
-  name        varchar not null,
-  description varchar not null,
-  type        varchar not null,
-  xray_query  varchar not null,
-  primary key (tenant_id, id)
+  primary key (universe_name, isin)
 );
