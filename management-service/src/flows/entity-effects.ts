@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { EntityKind } from '../domain/entities/kind.ts';
-import { portfolioEvents, profileEvents, type Owner } from '../domain/events.ts';
+import { portfolioEvents, profileEvents, type OutboundEvent, type Owner } from '../domain/events.ts';
 import type { Doc } from '../domain/merge.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
@@ -14,10 +14,14 @@ export async function ownerOf(trx: Knex.Transaction, tenantId: string, userId: u
 
 const divestAmount = (doc: Doc) => ((doc.config as Doc).manager_settings as Doc | undefined)?.divest_amount;
 
+/** Events a flow adds to those of a portfolio change (a deposit's notification), given the owner. */
+export type ExtraEvents = (owner: Owner, after: EntityRow) => OutboundEvent[];
+
 /**
  * Writes what a change causes besides the entity itself, in its transaction: the outbound events
- * of the interface's catalogue and, when a withdrawal is requested (divest_amount changed), an
- * optimizer request for a robo-advised portfolio (decisions §6, §10).
+ * of the interface's catalogue (with a flow's `extra` ones, in one insert) and, when a withdrawal
+ * is requested (divest_amount changed), an optimizer request for a robo-advised portfolio
+ * (decisions §6, §10).
  */
 export async function recordEffects(
   trx: Knex.Transaction,
@@ -26,10 +30,11 @@ export async function recordEffects(
   before: EntityRow | undefined,
   after: EntityRow,
   now: string,
+  extra?: ExtraEvents,
 ): Promise<void> {
   if (kind.type === 'portfolios') {
     const owner = await ownerOf(trx, after.tenant_id, after.doc.owned_by_user_id);
-    if (owner) await insertEvents(trx, after.tenant_id, portfolioEvents(before, after, owner, tenant.broker_integration, now));
+    if (owner) await insertEvents(trx, after.tenant_id, [...portfolioEvents(before, after, owner, tenant.broker_integration, now), ...(extra?.(owner, after) ?? [])]);
     const divest = divestAmount(after.doc);
     if (before && !after.deleted && divest !== undefined && divest !== divestAmount(before.doc)) await requestOptimization(trx, after, 'DIVEST_AMOUNT', now);
   }

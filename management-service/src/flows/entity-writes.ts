@@ -5,7 +5,7 @@ import type { EntityKind, Reference, WriteContext } from '../domain/entities/kin
 import type { Doc } from '../domain/merge.ts';
 import { existingIds, insertEntity, updateEntity, type EntityRow } from '../store/entities.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
-import { recordEffects } from './entity-effects.ts';
+import { recordEffects, type ExtraEvents } from './entity-effects.ts';
 
 /** Every reference (that changed) must name an existing, undeleted entity of the right type in the tenant. */
 async function checkReferences(trx: Knex.Transaction, tenantId: string, refs: Reference[]): Promise<void> {
@@ -43,7 +43,7 @@ export async function writeNew(trx: Knex.Transaction, kind: EntityKind, tenant: 
   return entity;
 }
 
-/** Moves a locked entity to its next version holding `doc` (or deleted), with its events. */
+/** Moves a locked entity to its next version holding `doc` (or deleted), with its events and a flow's `extra` ones. */
 export async function writeNext(
   trx: Knex.Transaction,
   kind: EntityKind,
@@ -51,8 +51,9 @@ export async function writeNext(
   wctx: WriteContext,
   current: EntityRow,
   doc: Doc,
-  deleted = false,
+  options: { deleted?: boolean; extra?: ExtraEvents } = {},
 ): Promise<EntityRow> {
+  const deleted = options.deleted ?? false;
   await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));
   const next: EntityRow = {
     ...current,
@@ -64,6 +65,6 @@ export async function writeNext(
     version_author_id: wctx.principal.subject,
   };
   await updateEntity(trx, next);
-  await recordEffects(trx, kind, tenant, current, next, wctx.now);
+  await recordEffects(trx, kind, tenant, current, next, wctx.now, options.extra);
   return next;
 }

@@ -13,7 +13,7 @@ import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { insertWithdrawal, type WithdrawalRow } from '../store/withdrawals.ts';
-import { ownerOf } from './entity-effects.ts';
+import { ownerOf, type ExtraEvents } from './entity-effects.ts';
 import { writeNew, writeNext } from './entity-writes.ts';
 import { requestOptimization } from './optimization.ts';
 
@@ -57,10 +57,10 @@ async function minimumFunding(trx: Knex.Transaction, portfolio: EntityRow): Prom
  */
 async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, portfolio: EntityRow, amount: string, transactionId: string) {
   const patch = depositPatch(portfolio.doc, parseDecimal(amount), await minimumFunding(trx, portfolio), wctx.now);
-  const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, portfolios.update(portfolio.doc, patch, wctx));
-  const owner = await ownerOf(trx, next.tenant_id, next.doc.owned_by_user_id);
-  const movement = { portfolio: next, owner: owner!, amount, currency: String(next.doc.base_currency), transaction_id: transactionId };
-  await insertEvents(trx, next.tenant_id, [cashNotification('deposit-received', movement, wctx.now)]);
+  const notification: ExtraEvents = (owner, next) => [
+    cashNotification('deposit-received', { portfolio: next, owner, amount, currency: String(next.doc.base_currency), transaction_id: transactionId }, wctx.now),
+  ];
+  const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, portfolios.update(portfolio.doc, patch, wctx), { extra: notification });
   await requestOptimization(trx, next, 'DEPOSIT', wctx.now);
 }
 

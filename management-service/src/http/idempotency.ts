@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { ProblemError, type HandlerContext, type HandlerResult, type OperationHandler } from '@platform/shared';
 import type { Principal } from '../auth/principal.ts';
 import { KeyInFlight, claimKey, storeResponse, type IdempotencyScope } from '../store/idempotency.ts';
-import { inTenant, type TenantRunner } from '../store/tenant-scope.ts';
+import { inTenant, type TenantRunner, type TenantWork } from '../store/tenant-scope.ts';
 
 /** A POST handler: it does its work through `run`, in the transaction that also keeps its key. */
 export type PostHandler = (ctx: HandlerContext<Principal>, run: TenantRunner) => Promise<HandlerResult>;
@@ -42,22 +42,23 @@ export function idempotent(options: IdempotencyOptions, handler: PostHandler): O
     if (typeof key !== 'string') return handler(ctx, (work) => inTenant(options.db, tenantId, work));
     const scope: IdempotencyScope = { tenantId, method: ctx.req.method, path: ctx.req.path.replace(/\/+$/, ''), key };
     const hash = requestHash(ctx.body, ctx.query);
-    try {
-      return await inTenant(options.db, tenantId, async (trx, tenant) => {
-        const claim = await claimKey(trx, scope, hash, options.retentionDays, options.waitMs);
-        if (!claim.claimed) {
-          if (claim.requestHash !== hash) {
-            throw new ProblemError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body; use a new key for a new request.', {
-              errors: [{ loc: ['header', 'Idempotency-Key'], msg: 'was used with a different body', type: 'idempotency' }],
-            });
-          }
-          return replayed(claim.response.status, claim.response.headers, claim.response.body);
+    const claimAndRun: TenantWork<HandlerResult> = async (trx, tenant) => {
+      const claim = await claimKey(trx, scope, hash, options.retentionDays);
+      if (!claim.claimed) {
+        if (claim.requestHash !== hash) {
+          throw new ProblemError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body; use a new key for a new request.', {
+            errors: [{ loc: ['header', 'Idempotency-Key'], msg: 'was used with a different body', type: 'idempotency' }],
+          });
         }
-        const result = await handler(ctx, (work) => work(trx, tenant));
-        const body = JSON.stringify(result.body ?? null);
-        await storeResponse(trx, scope, { status: result.status, headers: result.headers ?? {}, body });
-        return { ...result, body: Buffer.from(body), contentType: 'application/json' };
-      });
+        return replayed(claim.response.status, claim.response.headers, claim.response.body);
+      }
+      const result = await handler(ctx, (work) => work(trx, tenant));
+      const body = JSON.stringify(result.body ?? null);
+      await storeResponse(trx, scope, { status: result.status, headers: result.headers ?? {}, body });
+      return { ...result, body: Buffer.from(body), contentType: 'application/json' };
+    };
+    try {
+      return await inTenant(options.db, tenantId, claimAndRun, { lockTimeoutMs: options.waitMs });
     } catch (error) {
       if (!(error instanceof KeyInFlight)) throw error;
       throw new ProblemError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry after a moment.', {

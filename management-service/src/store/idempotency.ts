@@ -11,32 +11,30 @@ export type Claim = { claimed: true } | { claimed: false; requestHash: string; r
 export class KeyInFlight extends Error {}
 
 /**
- * Claims the key in the caller's transaction, or returns what is stored for it. A concurrent
- * holder of the key (an uncommitted claim) makes the insert wait, at most `waitMs`: when the holder
+ * Claims the key in the caller's transaction, or returns what is stored for it. The transaction
+ * starts with a lock timeout of `waitMs` (inTenant's option); a claim ends it, so the work that
+ * follows waits for its locks as usual. A concurrent holder of the key (an uncommitted claim)
+ * makes the insert wait, at most that long: when the holder
  * commits, the stored response comes back; when it rolls back, the claim is ours. An expired row
  * is removed and the key claimed anew. Unique constraint, not read-then-write: two requests can
  * never both claim, and replays take no lock.
  */
-export async function claimKey(trx: Knex.Transaction, scope: IdempotencyScope, requestHash: string, retentionDays: number, waitMs: number): Promise<Claim> {
+export async function claimKey(trx: Knex.Transaction, scope: IdempotencyScope, requestHash: string, retentionDays: number): Promise<Claim> {
   const where = { tenant_id: scope.tenantId, method: scope.method, path: scope.path, key: scope.key };
-  await trx.raw(`select set_config('lock_timeout', ?, true)`, [`${waitMs}ms`]);
   for (;;) {
     let rows: unknown[];
     try {
       ({ rows } = await trx.raw(
         `insert into idempotency_keys (tenant_id, method, path, key, request_hash, expires_at)
          values (?, ?, ?, ?, ?, now() + make_interval(days => ?))
-         on conflict do nothing returning true`,
+         on conflict do nothing returning set_config('lock_timeout', '0', true)`,
         [scope.tenantId, scope.method, scope.path, scope.key, requestHash, retentionDays],
       ));
     } catch (error) {
       if ((error as { code?: string }).code === '55P03') throw new KeyInFlight();
       throw error;
     }
-    if (rows.length > 0) {
-      await trx.raw(`select set_config('lock_timeout', '0', true)`);
-      return { claimed: true };
-    }
+    if (rows.length > 0) return { claimed: true };
     const stored = await trx('idempotency_keys')
       .select('request_hash', 'response_status', 'response_headers', 'response_body', trx.raw('expires_at < now() as expired'))
       .where(where)

@@ -4,7 +4,8 @@ import type { EventEnvelope, OutboundEvent } from '../domain/events.ts';
 /** Writes events in the caller's transaction: they exist exactly when the change does. */
 export async function insertEvents(trx: Knex.Transaction, tenantId: string, events: OutboundEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx('outbox').insert(
+  await insertRows(
+    trx,
     events.map((e) => ({
       tenant_id: tenantId,
       event_id: e.envelope.id,
@@ -13,24 +14,33 @@ export async function insertEvents(trx: Knex.Transaction, tenantId: string, even
       action: e.envelope.action,
       envelope: e.envelope,
       created_at: e.envelope.created,
+      nats_subject: null,
     })),
   );
-  await trx.raw(`select pg_notify('outbox', '')`);
 }
 
 /** An internal message (not a tenant event) for the relay to publish on `natsSubject`, with `id` as Nats-Msg-Id. */
 export async function insertMessage(trx: Knex.Transaction, tenantId: string, message: { id: string; natsSubject: string; entityId: string; payload: object; created: string }): Promise<void> {
-  await trx('outbox').insert({
-    tenant_id: tenantId,
-    event_id: message.id,
-    entity_id: message.entityId,
-    subject: message.natsSubject,
-    action: 'message',
-    envelope: message.payload,
-    created_at: message.created,
-    nats_subject: message.natsSubject,
-  });
-  await trx.raw(`select pg_notify('outbox', '')`);
+  await insertRows(trx, [
+    {
+      tenant_id: tenantId,
+      event_id: message.id,
+      entity_id: message.entityId,
+      subject: message.natsSubject,
+      action: 'message',
+      envelope: message.payload,
+      created_at: message.created,
+      nats_subject: message.natsSubject,
+    },
+  ]);
+}
+
+type OutboxRow = { tenant_id: string; event_id: string; entity_id: string; subject: string; action: string; envelope: object; created_at: string; nats_subject: string | null };
+
+/** Inserts the rows and wakes the relay (NOTIFY is delivered at commit) in one round trip. */
+async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<void> {
+  const insert = trx('outbox').insert(rows).toSQL();
+  await trx.raw(`with inserted as (${insert.sql} returning 1) select pg_notify('outbox', '') where exists (select 1 from inserted)`, insert.bindings as never);
 }
 
 /** A position in a tenant's event history: the writing transaction and the row. */

@@ -97,7 +97,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
     const wctx = await writeContext(trx, tenant, kind, ctx);
     const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
     if (what === 'update' && jsonEqual(doc, current.doc)) return current;
-    return writeNext(trx, kind, tenant, wctx, current, doc, what === 'delete');
+    return writeNext(trx, kind, tenant, wctx, current, doc, { deleted: what === 'delete' });
   });
   return { status: 200, body: presentEntity(row) };
 }
