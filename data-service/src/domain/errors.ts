@@ -6,7 +6,7 @@ export type Loc = (string | number)[];
 
 export class DataError extends Error {}
 
-/** A value the contract allows but the data does not know (an unknown field or universe): 422. */
+/** A field name the contract's pattern allows but the service does not know: 422 `unknown_field`. */
 export class UnknownValue extends DataError {
   constructor(
     readonly loc: Loc,
@@ -16,16 +16,31 @@ export class UnknownValue extends DataError {
   }
 }
 
-/** A filter or query expression that does not parse or type-check: 400 with the character position. */
+/** A filter expression that does not parse or type-check: 400 `invalid_filter` with the character position. */
 export class InvalidExpression extends DataError {
   constructor(
     readonly loc: Loc,
     readonly position: number,
     message: string,
+    /** The expression, quoted in the problem's detail. */
+    readonly source?: string,
   ) {
     super(message);
   }
 }
 
-/** No such resource of this tenant (an inspiration definition, say): 404. */
+/** A request the schema accepts but the contract's rules refuse (a sort field not listed, say): 422 `validation_failed`. */
+export class InvalidValue extends DataError {
+  constructor(
+    readonly loc: Loc,
+    readonly msg: string,
+  ) {
+    super(`${loc.join('.')} ${msg}`);
+  }
+}
+
+/** No such resource of this tenant (an inspiration definition or a universe): 404. */
 export class NotFound extends DataError {}
+
+/** The resource's kind forbids the operation (changing a platform inspiration): 409 `state_conflict`. */
+export class StateConflict extends DataError {}
