@@ -1,8 +1,55 @@
-import type { OperationHandler } from '@platform/shared';
+import { ProblemError, type HandlerContext, type HandlerResult, type OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
+import { referenceAnswer, type ReferenceRequest } from '../../reference/answer.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 
+const JSON_TYPE = 'application/json';
+const ARROW_TYPES = ['application/vnd.apache.arrow.stream', 'application/octet-stream'];
+const OFFERED = [JSON_TYPE, ...ARROW_TYPES];
+
+/**
+ * The representation `accept` asks for (q-values honoured; none or `*∕*` is JSON), and the
+ * Content-Type to answer with: the Arrow type the client named. Nothing offered is a 406.
+ */
+function negotiate(ctx: HandlerContext<DataPrincipal>): string {
+  const chosen = ctx.req.accepts(OFFERED);
+  if (!chosen) throw new ProblemError(406, 'not_acceptable', `Offered: ${OFFERED.join(', ')}.`);
+  return chosen;
+}
+
+async function answer(duck: DuckStore, contentType: string, request: Omit<ReferenceRequest, 'format'>): Promise<HandlerResult> {
+  const result = await referenceAnswer(duck, { ...request, format: contentType === JSON_TYPE ? 'json' : 'arrow' });
+  return result.format === 'json' ? { status: 200, body: result.body } : { status: 200, body: result.bytes, contentType };
+}
+
+/** A repeatable query parameter as a list (absent: empty). */
+const list = (value: unknown): string[] => (value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)]);
+
 /** POST /data/reference/query/ and GET /data/reference/universe/ (JSON and Arrow). */
-export function referenceHandlers(_duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
-  return {};
+export function referenceHandlers(duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
+  return {
+    queryReference: async (ctx) => {
+      const contentType = negotiate(ctx);
+      const body = ctx.body as { instrument_ids: string[]; fields: string[]; fields_extra: string[] };
+      return answer(duck, contentType, {
+        tenantId: ctx.principal.tenantId,
+        source: { kind: 'ids', isins: body.instrument_ids },
+        fields: body.fields,
+        fieldsExtra: body.fields_extra,
+        loc: { fields: ['body', 'fields'], fieldsExtra: ['body', 'fields_extra'] },
+      });
+    },
+
+    getReferenceUniverse: async (ctx) => {
+      const contentType = negotiate(ctx);
+      const name = ctx.query.universe_name;
+      return answer(duck, contentType, {
+        tenantId: ctx.principal.tenantId,
+        source: { kind: 'universe', name: name === undefined ? undefined : String(name) },
+        fields: list(ctx.query.fields),
+        fieldsExtra: list(ctx.query.fields_extra),
+        loc: { fields: ['query', 'fields'], fieldsExtra: ['query', 'fields_extra'] },
+      });
+    },
+  };
 }

@@ -1,0 +1,64 @@
+import { UnknownValue, type Loc } from '../domain/errors.ts';
+
+/**
+ * How a reference field is typed on the way out: `text` is a JSON string and an Arrow Utf8 column,
+ * `number` a JSON number and Float64 (decimal columns such as PRICE are read as doubles, which is
+ * what pandas and polars would hold anyway), `date` a YYYY-MM-DD string and Date32 (days).
+ */
+export type FieldKind = 'text' | 'number' | 'date';
+
+export type ReferenceField = {
+  /** Upper-case name used in requests (`PRICE`). */
+  name: string;
+  /** Lower-case name used in answers and as the column of `instruments` (`price`). */
+  key: string;
+  kind: FieldKind;
+};
+
+const field = (name: string, kind: FieldKind): ReferenceField => ({ name, key: name.toLowerCase(), kind });
+
+/** The reference fields of decisions §12, in the order the contract lists them. */
+export const REFERENCE_FIELDS: readonly ReferenceField[] = [
+  field('ISIN', 'text'),
+  field('NAME', 'text'),
+  field('TICKER', 'text'),
+  field('ASSET_CLASS', 'text'),
+  field('ASSET_SUBCLASS', 'text'),
+  field('INSTRUMENT_TYPE', 'text'),
+  field('CURRENCY', 'text'),
+  field('COUNTRY', 'text'),
+  field('REGION', 'text'),
+  field('SECTOR', 'text'),
+  field('EXCHANGE', 'text'),
+  field('MARKET_CAP', 'number'),
+  field('SIZE_LABEL', 'text'),
+  field('PRICE', 'number'),
+  field('PRICE_DATE', 'date'),
+  field('DIVIDEND_YIELD', 'number'),
+  field('TER', 'number'),
+  field('ANALYST_TARGET_PRICE', 'number'),
+];
+
+const byName = new Map(REFERENCE_FIELDS.map((f) => [f.name, f]));
+const byKey = new Map(REFERENCE_FIELDS.map((f) => [f.key, f]));
+
+/** The reference field whose lower-case name is `key`: a custom key that shadows it. */
+export const fieldOfKey = (key: string): ReferenceField | undefined => byKey.get(key);
+
+/**
+ * The fields named in a request, each once, in request order. An unknown name is a 422
+ * `unknown_field` at its position (`loc` + index) listing the allowed names.
+ */
+export function resolveFields(names: readonly string[], loc: Loc): ReferenceField[] {
+  const resolved: ReferenceField[] = [];
+  names.forEach((name, i) => {
+    const f = byName.get(name);
+    if (!f) throw unknownField([...loc, i], name, REFERENCE_FIELDS.map((x) => x.name));
+    if (!resolved.includes(f)) resolved.push(f);
+  });
+  return resolved;
+}
+
+export function unknownField(loc: Loc, name: string, allowed: readonly string[]): UnknownValue {
+  return new UnknownValue(loc, `unknown field '${name}'. Allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}.`);
+}

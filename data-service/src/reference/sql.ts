@@ -1,0 +1,141 @@
+import { LIST, VARCHAR, listValue, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { ReferenceField } from './fields.ts';
+
+/** The instruments a reference answer covers: the requested ISINs, or the members of universes. */
+export type InstrumentSource =
+  | { kind: 'ids'; isins: readonly string[] }
+  /** `name` undefined: every universe the tenant sees (the built-in ones and its own). */
+  | { kind: 'universe'; name?: string };
+
+/**
+ * How a custom key that is not a reference field comes out: `json` as its JSON text (the JSON
+ * answer parses it back), the others typed for Arrow (see `customColumnKind`).
+ */
+export type ExtraKind = 'json' | 'number' | 'bool' | 'text';
+
+export type ReferencePlan = {
+  /** SQL alias of the attached reference database. */
+  ref: string;
+  tenantId: string;
+  source: InstrumentSource;
+  fields: readonly ReferenceField[];
+  /** Lower-case field names for which the tenant stores custom values: those win over the provider's. */
+  overrides: ReadonlySet<string>;
+  extras: readonly { key: string; kind: ExtraKind }[];
+};
+
+export type Statement = { sql: string; values: DuckDBValue[]; types: DuckDBType[] };
+
+class Params {
+  readonly values: DuckDBValue[] = [];
+  readonly types: DuckDBType[] = [];
+  add(value: DuckDBValue, type: DuckDBType): string {
+    this.values.push(value);
+    this.types.push(type);
+    return `$${this.values.length}`;
+  }
+  text(value: string): string {
+    return this.add(value, VARCHAR);
+  }
+  textList(values: readonly string[]): string {
+    return this.add(listValue([...values]), LIST(VARCHAR));
+  }
+}
+
+/**
+ * `req(isin[, ord])`: the instruments asked for, each once. Requested ISINs keep the position of
+ * their first mention, so answers follow the request; universes are answered by ISIN.
+ */
+function sourceCte(plan: ReferencePlan, p: Params): { cte: string; order: string } {
+  const { source, ref } = plan;
+  if (source.kind === 'ids') {
+    const list = p.textList(source.isins);
+    return {
+      cte: `req as (select isin, min(ord) as ord from (select unnest(${list}) as isin, generate_subscripts(${list}, 1) as ord) group by isin)`,
+      order: 'req.ord',
+    };
+  }
+  const tenant = p.text(plan.tenantId);
+  const named = source.name === undefined ? undefined : p.text(source.name);
+  return {
+    cte: `req as (select distinct isin from (
+        select isin from ${ref}.universes ${named ? `where universe_name = ${named}` : ''}
+        union all
+        select isin from universes where tenant_id = ${tenant} ${named ? `and universe_name = ${named}` : ''}))`,
+    order: 'i.isin',
+  };
+}
+
+/** `cust(isin, c0, c1, …)`: the tenant's stored JSON value of each custom key per instrument (SQL null when none). */
+function customCte(plan: ReferencePlan, keys: readonly string[], p: Params): string {
+  const params = keys.map((k) => p.text(k));
+  const columns = params.map((k, i) => `any_value(value) filter (where key = ${k}) as c${i}`);
+  return `cust as (select isin, ${columns.join(', ')} from custom_reference
+      where tenant_id = ${p.text(plan.tenantId)} and key in (${params.join(', ')}) and isin in (select isin from req)
+      group by isin)`;
+}
+
+function fieldExpression(f: ReferenceField, custom: string | undefined): string {
+  const provider = f.kind === 'number' ? `i.${f.key}::double` : `i.${f.key}`;
+  if (!custom) return provider;
+  // A stored JSON null is a value (it wins too); SQL null means the tenant has none for this instrument.
+  const own = f.kind === 'number' ? `try_cast(${custom} as double)` : f.kind === 'date' ? `try_cast(${custom} ->> '$' as date)` : `${custom} ->> '$'`;
+  return `case when ${custom} is not null then ${own} else ${provider} end`;
+}
+
+function extraExpression(kind: ExtraKind, custom: string): string {
+  switch (kind) {
+    case 'json':
+      return `${custom}::varchar`;
+    case 'number':
+      return `try_cast(${custom} as double)`;
+    case 'bool':
+      return `try_cast(${custom} as boolean)`;
+    case 'text':
+      return `case json_type(${custom}) when 'VARCHAR' then ${custom} ->> '$' when 'NULL' then null else ${custom}::varchar end`;
+  }
+}
+
+/**
+ * One row per known instrument: `instrument_id`, then each field (typed: VARCHAR, DOUBLE or DATE),
+ * then each extra custom key. Instruments the provider does not know are left out.
+ */
+export function referenceSelect(plan: ReferencePlan): Statement & { columns: string[] } {
+  const p = new Params();
+  const { cte, order } = sourceCte(plan, p);
+  const customKeys = [...plan.fields.filter((f) => plan.overrides.has(f.key)).map((f) => f.key), ...plan.extras.map((e) => e.key)];
+  const column = new Map(customKeys.map((k, i) => [k, `cust.c${i}`]));
+  const select = [
+    'i.isin as instrument_id',
+    ...plan.fields.map((f, i) => `${fieldExpression(f, column.get(f.key))} as f${i}`),
+    ...plan.extras.map((e, i) => `${extraExpression(e.kind, column.get(e.key)!)} as x${i}`),
+  ];
+  const ctes = [cte, ...(customKeys.length > 0 ? [customCte(plan, customKeys, p)] : [])];
+  const sql = `with ${ctes.join(',\n')}
+    select ${select.join(',\n      ')}
+    from req join ${plan.ref}.instruments i on i.isin = req.isin
+    ${customKeys.length > 0 ? 'left join cust on cust.isin = i.isin' : ''}
+    order by ${order}`;
+  return { sql, values: p.values, types: p.types, columns: ['instrument_id', ...plan.fields.map((f) => f.key), ...plan.extras.map((e) => e.key)] };
+}
+
+/** The JSON types (`json_type`) each custom key holds among the answer's instruments. */
+export function customTypesSelect(plan: ReferencePlan, keys: readonly string[]): Statement {
+  const p = new Params();
+  const { cte } = sourceCte(plan, p);
+  const sql = `with ${cte}
+    select key, list(distinct json_type(value)) as types from custom_reference
+    where tenant_id = ${p.text(plan.tenantId)} and key in (select unnest(${p.textList(keys)}))
+      and isin in (select req.isin from req join ${plan.ref}.instruments i on i.isin = req.isin)
+    group by key`;
+  return { sql, values: p.values, types: p.types };
+}
+
+/** Whether the named universe exists for the tenant: a built-in one or one of its own. */
+export function universeExistsSelect(ref: string, tenantId: string, name: string): Statement {
+  const p = new Params();
+  const n = p.text(name);
+  const sql = `select exists (select 1 from ${ref}.universes where universe_name = ${n})
+      or exists (select 1 from universes where tenant_id = ${p.text(tenantId)} and universe_name = ${n}) as found`;
+  return { sql, values: p.values, types: p.types };
+}
