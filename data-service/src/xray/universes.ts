@@ -1,0 +1,48 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { NotFound } from '../domain/errors.ts';
+import type { Params } from '../search/compile.ts';
+
+/**
+ * A tenant's universes: its own (main `universes`, by tenant_id) and the platform's named ones of
+ * the reference data (GLOBAL, DEFAULT, ROBO), which every tenant sees. A tenant universe replaces
+ * the platform universe of the same name for that tenant. A universe exists while it has members.
+ */
+
+/** SQL (a subquery of `isin`) of the members of a named universe, or of all the tenant's universes together. */
+export function universeSql(ref: string, tenant: string, name: string | undefined, params: Params): string {
+  const t = `${params.bind(tenant)}::varchar`;
+  if (name === undefined) {
+    return `(select isin from universes where tenant_id = ${t}
+      union select r.isin from ${ref}.universes r
+        where not exists (select 1 from universes o where o.tenant_id = ${t} and o.universe_name = r.universe_name))`;
+  }
+  const u = `${params.bind(name)}::varchar`;
+  return `(select isin from universes where tenant_id = ${t} and universe_name = ${u}
+    union select isin from ${ref}.universes where universe_name = ${u}
+      and not exists (select 1 from universes where tenant_id = ${t} and universe_name = ${u}))`;
+}
+
+/** Throws NotFound for the first name that is neither the tenant's universe nor a platform one. */
+export async function assertUniverses(conn: DuckDBConnection, ref: string, tenant: string, names: (string | undefined)[]): Promise<void> {
+  for (const name of new Set(names)) {
+    if (name === undefined) continue;
+    const found = await conn.runAndReadAll(
+      `select exists (select 1 from universes where tenant_id = $1 and universe_name = $2)
+          or exists (select 1 from ${ref}.universes where universe_name = $2)`,
+      [tenant, name],
+    );
+    if (found.getRows()[0]?.[0] !== true) throw new NotFound(`Unknown universe '${name}'.`);
+  }
+}
+
+/**
+ * A digest of the tenant's own universes (row count and an order-free hash), part of cache keys:
+ * results computed before the tenant's universes changed are never served after.
+ */
+export async function tenantUniversesDigest(conn: DuckDBConnection, tenant: string): Promise<string> {
+  const rows = await conn.runAndReadAll(
+    `select count(*)::varchar || ':' || coalesce(bit_xor(hash(universe_name || chr(0) || isin)), 0)::varchar from universes where tenant_id = $1`,
+    [tenant],
+  );
+  return String(rows.getRows()[0]?.[0]);
+}

@@ -1,0 +1,62 @@
+import type { DuckStore } from '../store/duckdb.ts';
+import { Params } from '../search/compile.ts';
+import { BoundedCache } from './cache.ts';
+import { FACTORS, type GroupSplitType } from './factors.ts';
+import { starsSql } from './stars.ts';
+import { assertUniverses, tenantUniversesDigest, universeSql } from './universes.ts';
+
+export type XrayRequest = {
+  /** Universe whose instruments are answered. */
+  universe: string;
+  /** Restricts the answer further; default `universe`. */
+  instrumentUniverse?: string;
+  /** Universe the ranking is computed over; default `universe`. */
+  normalizationUniverse?: string;
+  split?: GroupSplitType;
+};
+
+/** Stars of each instrument (by ISIN, in ISIN order), one value per factor in FACTORS order. */
+export type StarsTable = Map<string, (number | null)[]>;
+
+export type XrayLimits = { entries: number; rows: number };
+
+/**
+ * X-Ray stars of a tenant's universe, cached per (tenant, parameters, reference data version,
+ * digest of the tenant's own universes). All eight factors are computed and cached together; the
+ * caller picks the fields it needs.
+ */
+export class XrayService {
+  private readonly cache: BoundedCache<StarsTable>;
+
+  constructor(
+    private readonly duck: DuckStore,
+    limits: XrayLimits = { entries: 256, rows: 2_000_000 },
+  ) {
+    this.cache = new BoundedCache({ entries: limits.entries, weight: limits.rows }, (table) => table.size + 1);
+  }
+
+  universeStars(tenant: string, request: XrayRequest): Promise<StarsTable> {
+    return this.duck.use(async ({ conn, ref, version }) => {
+      const { universe, instrumentUniverse, normalizationUniverse, split } = request;
+      await assertUniverses(conn, ref, tenant, [universe, instrumentUniverse, normalizationUniverse]);
+      const key = JSON.stringify([tenant, universe, instrumentUniverse ?? universe, normalizationUniverse ?? universe, split ?? null, await tenantUniversesDigest(conn, tenant)]);
+      return this.cache.get(version, key, async () => {
+        const params = new Params();
+        const answer = instrumentUniverse && instrumentUniverse !== universe
+          ? `select isin from ${universeSql(ref, tenant, universe, params)} intersect select isin from ${universeSql(ref, tenant, instrumentUniverse, params)}`
+          : `select isin from ${universeSql(ref, tenant, universe, params)}`;
+        const sql = `with norm as (select isin from ${universeSql(ref, tenant, normalizationUniverse ?? universe, params)}),
+          answer as (${answer})
+          select * from (${starsSql(ref, split, 'norm', 'answer')}) order by isin`;
+        const rows = (await conn.runAndReadAll(sql, params.values)).getRows();
+        const table: StarsTable = new Map();
+        for (const row of rows) table.set(String(row[0]), FACTORS.map((_, i) => (row[i + 1] === null ? null : Number(row[i + 1]))));
+        return table;
+      });
+    });
+  }
+
+  stats() {
+    return this.cache.stats();
+  }
+}
