@@ -1,8 +1,14 @@
 import type { OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
+import { smartSearch, type SmartSearchRequest } from '../../search/search.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 
 /** POST /smart-search/: filters, sorting and X-Ray parameters (decisions §12). */
-export function searchHandlers(_duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
-  return {};
+export function searchHandlers(duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
+  return {
+    smartSearch: async ({ body, principal }) => ({
+      status: 200,
+      body: { data: await smartSearch(duck, principal.tenantId, body as SmartSearchRequest), meta: {} },
+    }),
+  };
 }
