@@ -1,0 +1,39 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { components } from '@platform/shared/generated/data';
+import { BUILTIN_INSPIRATIONS, builtinInspiration, type InspirationDefinition } from './builtins.ts';
+
+type Input = components['schemas']['InspirationDefinitionInput'];
+
+/** The definitions a tenant sees: the platform's and its own, ordered by id. */
+export async function listDefinitions(conn: DuckDBConnection, tenant: string): Promise<InspirationDefinition[]> {
+  const rows = (await conn.runAndReadAll('select id, name, description, type, xray_query from inspirations where tenant_id = $1', [tenant])).getRowObjectsJS();
+  const custom: InspirationDefinition[] = rows
+    // A platform id wins over a custom row that a newer release made a platform id.
+    .filter((r) => !builtinInspiration(String(r.id)))
+    .map((r) => ({
+      id: String(r.id),
+      name: String(r.name),
+      description: String(r.description),
+      type: String(r.type) as InspirationDefinition['type'],
+      custom: true,
+      query: { xray: String(r.xray_query) },
+    }));
+  return [...BUILTIN_INSPIRATIONS, ...custom].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Creates or replaces a tenant's definition; true when it was created. */
+export async function putDefinition(conn: DuckDBConnection, tenant: string, id: string, input: Input): Promise<boolean> {
+  const existed = (await conn.runAndReadAll('select count(*)::integer from inspirations where tenant_id = $1 and id = $2', [tenant, id])).getRows()[0]?.[0] === 1;
+  await conn.run(
+    `insert into inspirations (tenant_id, id, name, description, type, xray_query) values ($1, $2, $3, $4, $5, $6)
+     on conflict (tenant_id, id) do update set name = excluded.name, description = excluded.description, type = excluded.type, xray_query = excluded.xray_query`,
+    [tenant, id, input.name, input.description, input.type, input.query.xray],
+  );
+  return !existed;
+}
+
+/** Deletes a tenant's definition; false when it had none of that id. */
+export async function deleteDefinition(conn: DuckDBConnection, tenant: string, id: string): Promise<boolean> {
+  const rows = (await conn.runAndReadAll('delete from inspirations where tenant_id = $1 and id = $2 returning id', [tenant, id])).getRows();
+  return rows.length > 0;
+}
