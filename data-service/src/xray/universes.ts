@@ -3,23 +3,18 @@ import { NotFound } from '../domain/errors.ts';
 import type { Params } from '../search/compile.ts';
 
 /**
- * A tenant's universes: its own (main `universes`, by tenant_id) and the platform's named ones of
- * the reference data (GLOBAL, DEFAULT, ROBO), which every tenant sees. A tenant universe replaces
- * the platform universe of the same name for that tenant. A universe exists while it has members.
+ * A tenant's universes: the platform's named ones of the reference data (GLOBAL, DEFAULT, ROBO),
+ * which every tenant sees, and its own (main `universes`, by tenant_id). A name the tenant also
+ * uses holds the members of both, as the reference endpoints answer it. A universe exists while
+ * it has members.
  */
 
 /** SQL (a subquery of `isin`) of the members of a named universe, or of all the tenant's universes together. */
 export function universeSql(ref: string, tenant: string, name: string | undefined, params: Params): string {
   const t = `${params.bind(tenant)}::varchar`;
-  if (name === undefined) {
-    return `(select isin from universes where tenant_id = ${t}
-      union select r.isin from ${ref}.universes r
-        where not exists (select 1 from universes o where o.tenant_id = ${t} and o.universe_name = r.universe_name))`;
-  }
+  if (name === undefined) return `(select isin from universes where tenant_id = ${t} union select isin from ${ref}.universes)`;
   const u = `${params.bind(name)}::varchar`;
-  return `(select isin from universes where tenant_id = ${t} and universe_name = ${u}
-    union select isin from ${ref}.universes where universe_name = ${u}
-      and not exists (select 1 from universes where tenant_id = ${t} and universe_name = ${u}))`;
+  return `(select isin from universes where tenant_id = ${t} and universe_name = ${u} union select isin from ${ref}.universes where universe_name = ${u})`;
 }
 
 /** Throws NotFound for the first name that is neither the tenant's universe nor a platform one. */
