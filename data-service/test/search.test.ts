@@ -103,6 +103,19 @@ describe('smart search (POST /smart-search/)', () => {
     assertProblem(await search(b, { query: {}, xray_parameters: { normalization_universe: 'MINE' } }), 404, 'not_found');
   });
 
+  it("reads the tenant's custom values over the provider's for reference fields, for that tenant only", async () => {
+    const upload = await call(`${fx.platform.dataUrl}/data/custom/reference/batch/`, {
+      body: { data: [{ instrument_id: isin(1), reference_data: { dividend_yield: 0.5, sector: 'FIN', name: 'Renamed' } }, { instrument_id: isin(2), reference_data: { dividend_yield: null } }] },
+      headers: { 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey },
+    });
+    assert.equal(upload.status, 200, upload.text);
+    // I1's yield .01 → .5 and sector TECH → FIN; I2's .03 → an explicit null, which fails.
+    const res = await search(a, { query: { reference: "$DIVIDEND_YIELD >= 0.03 & $SECTOR == 'FIN'" }, xray_parameters: { instrument_universe: 'GLOBAL' } });
+    assert.deepEqual(res.body.data.instruments, [{ isin: isin(1), name: 'Renamed' }, ...[3, 7, 11].map((n) => ({ isin: isin(n), name: `Instrument ${n}` }))]);
+    assert.deepEqual(await found(a, { query: { reference: '$DIVIDEND_YIELD >= 0.03' }, xray_parameters: { instrument_universe: 'ROBO' } }), [1, 3, 9, 11]);
+    assert.deepEqual(await found(b, { query: { reference: '$DIVIDEND_YIELD >= 0.03' }, xray_parameters: { instrument_universe: 'ROBO' } }), [2, 3, 9, 11]);
+  });
+
   it('refuses a filter that does not parse: 400 invalid_filter with the position', async () => {
     const res = await search(b, { query: { reference: '$PRICE > 0', xray: '$VALUE_STARS >= & $STABILITY_STARS >= 3' } });
     assertProblem(res, 400, 'invalid_filter');

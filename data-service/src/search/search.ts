@@ -6,7 +6,7 @@ import { assertUniverses } from '../xray/universes.ts';
 import { compileFilter, Params } from './compile.ts';
 import { allowed, FIELDS, type FieldKind } from './fields.ts';
 import { parseFilter } from './parser.ts';
-import { scopeSql } from './scope.ts';
+import { OVERRIDABLE, scopeSql } from './scope.ts';
 
 type Schemas = components['schemas'];
 export type SmartSearchRequest = Schemas['SmartSearchRequest'];
@@ -17,7 +17,8 @@ const KINDS: FieldKind[] = ['reference', 'xray', 'derived'];
 /**
  * Smart search (decisions §12): the instruments of the instrument universe passing every filter,
  * sorted by `sorting_order` (descending unless `ascending`, nulls last, ties by ISIN ascending),
- * by ISIN without sorting. Filters and sort fields are checked before anything runs.
+ * by ISIN without sorting. Filters and sort fields are checked before anything runs. Reference
+ * fields read the tenant's custom values where it stored some under the field's lower-case name.
  */
 export async function smartSearch(duck: DuckStore, tenant: string, request: SmartSearchRequest): Promise<SmartSearchResult> {
   const xp = request.xray_parameters ?? {};
@@ -37,7 +38,9 @@ export async function smartSearch(duck: DuckStore, tenant: string, request: Smar
   return duck.use(async ({ conn, ref }) => {
     await assertUniverses(conn, ref, tenant, [scope.instrumentUniverse, scope.normalizationUniverse]);
     const needsStars = request.query.xray !== undefined || sorting.xray.length > 0;
-    const { with: ctes, from } = scopeSql(ref, tenant, scope, params, needsStars);
+    const stored = (await conn.runAndReadAll('select distinct key from custom_reference where tenant_id = $1 order by key', [tenant])).getRows();
+    const overrides = stored.map(([key]) => String(key)).filter((key) => OVERRIDABLE.has(key));
+    const { with: ctes, from } = scopeSql(ref, tenant, scope, params, needsStars, overrides);
     const direction = sorting.ascending ? 'asc' : 'desc';
     const orderBy = [...sorting.order.map((key) => `${key} ${direction} nulls last`), 'a.isin asc'];
     const sql = `${ctes}
