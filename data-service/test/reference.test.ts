@@ -69,6 +69,11 @@ describe('reference data', () => {
       assert.deepEqual(Object.keys(res.body.data), ['US5949181045', 'US0378331005']);
     });
 
+    it('answers an empty record per known instrument when no field is asked for', async () => {
+      const res = await a.post(QUERY, { instrument_ids: ['US0378331005', 'DE0005140008'], fields: [], fields_extra: [] });
+      assert.deepEqual(res.body, { data: { US0378331005: {}, DE0005140008: {} }, meta: null });
+    });
+
     it('answers an empty data object when no instrument is known', async () => {
       const res = await a.post(QUERY, { instrument_ids: ['XS1234567890'], fields: ['NAME'], fields_extra: [] });
       assert.deepEqual(res.body, { data: {}, meta: null });

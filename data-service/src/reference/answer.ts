@@ -3,8 +3,7 @@ import { resultToArrowStream } from '../arrow/duckdb-chunks.ts';
 import { storedKeys } from '../custom/store.ts';
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
 import { resolveFields, unknownField } from './fields.ts';
-import { referenceJson, type ReferenceJson } from './json.ts';
-import { customTypesSelect, referenceSelect, universeExistsSelect, type ExtraKind, type InstrumentSource, type ReferencePlan } from './sql.ts';
+import { customTypesSelect, referenceJsonSelect, referenceSelect, universeExistsSelect, type ExtraKind, type InstrumentSource, type ReferencePlan } from './sql.ts';
 
 export type ReferenceRequest = {
   tenantId: string;
@@ -16,7 +15,8 @@ export type ReferenceRequest = {
   format: 'json' | 'arrow';
 };
 
-export type ReferenceAnswer = { format: 'json'; body: ReferenceJson } | { format: 'arrow'; bytes: Uint8Array };
+/** The encoded answer: UTF-8 JSON text or an Arrow IPC stream. */
+export type ReferenceAnswer = { format: 'json' | 'arrow'; bytes: Uint8Array };
 
 const NUMBER_TYPES = new Set(['BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE']);
 
@@ -70,9 +70,9 @@ export async function referenceAnswer(duck: DuckStore, request: ReferenceRequest
 }
 
 async function jsonAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<ReferenceAnswer> {
-  const q = referenceSelect(plan);
-  const rows = (await conn.runAndReadAll(q.sql, q.values, q.types)).getRowsJson();
-  return { format: 'json', body: referenceJson(rows, q.columns, 1 + plan.fields.length) };
+  const q = referenceJsonSelect(plan);
+  const text = (await conn.runAndReadAll(q.sql, q.values, q.types)).getRows()[0]![0] as string;
+  return { format: 'json', bytes: Buffer.from(text, 'utf8') };
 }
 
 async function arrowAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<ReferenceAnswer> {

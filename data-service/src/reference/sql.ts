@@ -8,8 +8,8 @@ export type InstrumentSource =
   | { kind: 'universe'; name?: string };
 
 /**
- * How a custom key that is not a reference field comes out: `json` as its JSON text (the JSON
- * answer parses it back), the others typed for Arrow (see `customColumnKind`).
+ * How a custom key that is not a reference field comes out: `json` as the stored JSON value (the
+ * JSON answer), the others typed for Arrow (see `customColumnKind`).
  */
 export type ExtraKind = 'json' | 'number' | 'bool' | 'text';
 
@@ -43,27 +43,23 @@ class Params {
 }
 
 /**
- * `req(isin[, ord])`: the instruments asked for, each once. Requested ISINs keep the position of
- * their first mention, so answers follow the request; universes are answered by ISIN.
+ * `req(isin, ord)`: the instruments asked for, each once. Requested ISINs keep the position of
+ * their first mention, so answers follow the request; universe members are ordered by ISIN. The
+ * ISINs travel as one comma-joined string (the contract's pattern has no comma): binding a
+ * 100,000-element list parameter costs DuckDB more than splitting a string.
  */
-function sourceCte(plan: ReferencePlan, p: Params): { cte: string; order: string } {
+function sourceCte(plan: ReferencePlan, p: Params): string {
   const { source, ref } = plan;
   if (source.kind === 'ids') {
-    const list = p.textList(source.isins);
-    return {
-      cte: `req as (select isin, min(ord) as ord from (select unnest(${list}) as isin, generate_subscripts(${list}, 1) as ord) group by isin)`,
-      order: 'req.ord',
-    };
+    return `ids as (select string_split(${p.text(source.isins.join(','))}, ',') as l),
+    req as (select isin, min(ord) as ord from (select unnest(l) as isin, generate_subscripts(l, 1) as ord from ids) group by isin)`;
   }
   const tenant = p.text(plan.tenantId);
   const named = source.name === undefined ? undefined : p.text(source.name);
-  return {
-    cte: `req as (select distinct isin from (
+  return `req as (select isin, isin as ord from (
         select isin from ${ref}.universes ${named ? `where universe_name = ${named}` : ''}
-        union all
-        select isin from universes where tenant_id = ${tenant} ${named ? `and universe_name = ${named}` : ''}))`,
-    order: 'i.isin',
-  };
+        union
+        select isin from universes where tenant_id = ${tenant} ${named ? `and universe_name = ${named}` : ''}))`;
 }
 
 /** `cust(isin, c0, c1, …)`: the tenant's stored JSON value of each custom key per instrument (SQL null when none). */
@@ -76,7 +72,8 @@ function customCte(plan: ReferencePlan, keys: readonly string[], p: Params): str
 }
 
 function fieldExpression(f: ReferenceField, custom: string | undefined): string {
-  const provider = f.kind === 'number' ? `i.${f.key}::double` : `i.${f.key}`;
+  // NaN and infinities are not JSON numbers: a provider's NaN means "no value".
+  const provider = f.kind === 'number' ? `(case when isfinite(i.${f.key}::double) then i.${f.key}::double end)` : `i.${f.key}`;
   if (!custom) return provider;
   // A stored JSON null is a value (it wins too); SQL null means the tenant has none for this instrument.
   const own = f.kind === 'number' ? `try_cast(${custom} as double)` : f.kind === 'date' ? `try_cast(${custom} ->> '$' as date)` : `${custom} ->> '$'`;
@@ -86,7 +83,7 @@ function fieldExpression(f: ReferenceField, custom: string | undefined): string 
 function extraExpression(kind: ExtraKind, custom: string): string {
   switch (kind) {
     case 'json':
-      return `${custom}::varchar`;
+      return custom;
     case 'number':
       return `try_cast(${custom} as double)`;
     case 'bool':
@@ -96,13 +93,9 @@ function extraExpression(kind: ExtraKind, custom: string): string {
   }
 }
 
-/**
- * One row per known instrument: `instrument_id`, then each field (typed: VARCHAR, DOUBLE or DATE),
- * then each extra custom key. Instruments the provider does not know are left out.
- */
-export function referenceSelect(plan: ReferencePlan): Statement & { columns: string[] } {
-  const p = new Params();
-  const { cte, order } = sourceCte(plan, p);
+/** The answer's rows: `ord`, `instrument_id`, then `f0…` per field and `x0…` per extra key. */
+function answerRows(plan: ReferencePlan, p: Params): { with: string; select: string[]; from: string } {
+  const cte = sourceCte(plan, p);
   const customKeys = [...plan.fields.filter((f) => plan.overrides.has(f.key)).map((f) => f.key), ...plan.extras.map((e) => e.key)];
   const column = new Map(customKeys.map((k, i) => [k, `cust.c${i}`]));
   const select = [
@@ -111,19 +104,48 @@ export function referenceSelect(plan: ReferencePlan): Statement & { columns: str
     ...plan.extras.map((e, i) => `${extraExpression(e.kind, column.get(e.key)!)} as x${i}`),
   ];
   const ctes = [cte, ...(customKeys.length > 0 ? [customCte(plan, customKeys, p)] : [])];
-  const sql = `with ${ctes.join(',\n')}
-    select ${select.join(',\n      ')}
-    from req join ${plan.ref}.instruments i on i.isin = req.isin
-    ${customKeys.length > 0 ? 'left join cust on cust.isin = i.isin' : ''}
-    order by ${order}`;
-  return { sql, values: p.values, types: p.types, columns: ['instrument_id', ...plan.fields.map((f) => f.key), ...plan.extras.map((e) => e.key)] };
+  const from = `req join ${plan.ref}.instruments i on i.isin = req.isin ${customKeys.length > 0 ? 'left join cust on cust.isin = i.isin' : ''}`;
+  return { with: `with ${ctes.join(',\n')}`, select, from };
+}
+
+/** The names of the answer's columns: `instrument_id`, the fields' lower-case names, the extra keys. */
+const columnNames = (plan: ReferencePlan) => ['instrument_id', ...plan.fields.map((f) => f.key), ...plan.extras.map((e) => e.key)];
+
+/**
+ * One row per known instrument, in answer order: `instrument_id`, then each field (typed: VARCHAR,
+ * DOUBLE or DATE), then each extra custom key. Instruments the provider does not know are left out.
+ */
+export function referenceSelect(plan: ReferencePlan): Statement & { columns: string[] } {
+  const p = new Params();
+  const rows = answerRows(plan, p);
+  const sql = `${rows.with}
+    select ${rows.select.join(',\n      ')}
+    from ${rows.from}
+    order by req.ord`;
+  return { sql, values: p.values, types: p.types, columns: columnNames(plan) };
+}
+
+/**
+ * The whole JSON answer as one string, written by DuckDB's JSON functions (about twice as fast as
+ * reading the rows into JS and stringifying them): `{"data": {<isin>: {<key>: value}}, "meta": null}`,
+ * DOUBLE as numbers, DATE as YYYY-MM-DD, custom values (`json` extras) as stored.
+ */
+export function referenceJsonSelect(plan: ReferencePlan): Statement {
+  const p = new Params();
+  const rows = answerRows(plan, p);
+  const keys = columnNames(plan).slice(1);
+  const record = keys.length === 0 ? `'{}'` : `json_object(${keys.map((k, i) => `${p.text(k)}, ${i < plan.fields.length ? `f${i}` : `x${i - plan.fields.length}`}`).join(', ')})::varchar`;
+  const sql = `${rows.with},
+    answer as (select req.ord, ${rows.select.join(',\n      ')} from ${rows.from})
+    select '{"data":{' || coalesce(string_agg(to_json(instrument_id)::varchar || ':' || ${record}, ',' order by ord), '') || '},"meta":null}'
+    from answer`;
+  return { sql, values: p.values, types: p.types };
 }
 
 /** The JSON types (`json_type`) each custom key holds among the answer's instruments. */
 export function customTypesSelect(plan: ReferencePlan, keys: readonly string[]): Statement {
   const p = new Params();
-  const { cte } = sourceCte(plan, p);
-  const sql = `with ${cte}
+  const sql = `with ${sourceCte(plan, p)}
     select key, list(distinct json_type(value)) as types from custom_reference
     where tenant_id = ${p.text(plan.tenantId)} and key in (select unnest(${p.textList(keys)}))
       and isin in (select req.isin from req join ${plan.ref}.instruments i on i.isin = req.isin)

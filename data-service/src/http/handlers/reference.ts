@@ -19,7 +19,7 @@ function negotiate(ctx: HandlerContext<DataPrincipal>): string {
 
 async function answer(duck: DuckStore, contentType: string, request: Omit<ReferenceRequest, 'format'>): Promise<HandlerResult> {
   const result = await referenceAnswer(duck, { ...request, format: contentType === JSON_TYPE ? 'json' : 'arrow' });
-  return result.format === 'json' ? { status: 200, body: result.body } : { status: 200, body: result.bytes, contentType };
+  return { status: 200, body: result.bytes, contentType: result.format === 'json' ? 'application/json; charset=utf-8' : contentType };
 }
 
 /** A repeatable query parameter as a list (absent: empty). */
