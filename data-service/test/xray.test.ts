@@ -133,7 +133,7 @@ describe('X-Ray cache', () => {
   let dir: string;
   let store: DuckStore;
   const tenant = 'cache-tenant';
-  const value = (table: Map<string, (number | null)[]>, n: number) => table.get(isin(n))?.[0];
+  const value = (table: Map<string, Uint8Array>, n: number) => table.get(isin(n))?.[0];
 
   beforeEach(async () => {
     dir = await mkdtemp(join(testWorkDir(), 'xray-cache-'));

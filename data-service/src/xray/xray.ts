@@ -15,9 +15,13 @@ export type XrayRequest = {
   split?: GroupSplitType;
 };
 
-/** Stars of each instrument (by ISIN, in ISIN order), one value per factor in FACTORS order. */
-export type StarsTable = Map<string, (number | null)[]>;
+/** Stars of each instrument (by ISIN, in ISIN order), one byte per factor in FACTORS order, 0 for null (compact: it is cached). */
+export type StarsTable = Map<string, Uint8Array>;
 
+/** The stars of `factor` (its index in FACTORS) in a StarsTable row. */
+export const starsOf = (row: Uint8Array, factor: number): number | null => row[factor] || null;
+
+/** Cache bounds: entries, and instrument rows over all entries (about 100 bytes each). */
 export type XrayLimits = { entries: number; rows: number };
 
 /**
@@ -30,7 +34,7 @@ export class XrayService {
 
   constructor(
     private readonly duck: DuckStore,
-    limits: XrayLimits = { entries: 256, rows: 2_000_000 },
+    limits: XrayLimits = { entries: 256, rows: 1_000_000 },
   ) {
     this.cache = new BoundedCache({ entries: limits.entries, weight: limits.rows }, (table) => table.size + 1);
   }
@@ -50,7 +54,7 @@ export class XrayService {
           select * from (${starsSql(ref, split, 'norm', 'answer')}) order by isin`;
         const rows = (await conn.runAndReadAll(sql, params.values)).getRows();
         const table: StarsTable = new Map();
-        for (const row of rows) table.set(String(row[0]), FACTORS.map((_, i) => (row[i + 1] === null ? null : Number(row[i + 1]))));
+        for (const row of rows) table.set(String(row[0]), Uint8Array.from(FACTORS, (_, i) => Number(row[i + 1] ?? 0)));
         return table;
       });
     });

@@ -3,7 +3,7 @@ import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { UnknownValue } from '../../domain/errors.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 import { FACTOR_NAMES, FACTORS, isFactor, type GroupSplitType } from '../../xray/factors.ts';
-import { XrayService } from '../../xray/xray.ts';
+import { starsOf, XrayService } from '../../xray/xray.ts';
 import { queryList, queryOne } from '../query-params.ts';
 
 /** GET /xray/universe/: factor stars by quintile (decisions §12). */
@@ -23,7 +23,7 @@ export function xrayHandlers(duck: DuckStore): Record<string, OperationHandler<D
       });
       const columns = [...new Set(fields)].map((field) => [field, FACTORS.findIndex((f) => f.field === field)] as const);
       const data: Record<string, Record<string, number | null>> = {};
-      for (const [isin, values] of stars) data[isin] = Object.fromEntries(columns.map(([field, i]) => [field, values[i] ?? null]));
+      for (const [isin, values] of stars) data[isin] = Object.fromEntries(columns.map(([field, i]) => [field, starsOf(values, i)]));
       return { status: 200, body: [{ data }] };
     },
   };
