@@ -163,6 +163,21 @@ describe('custom reference data', () => {
     assertProblem(await a.post(CLEAR, { everything: true }), 422, 'validation_failed');
   });
 
+  it('takes concurrent writes of the same values without a conflict', async () => {
+    const writes = Array.from({ length: 30 }, (_, i) =>
+      i % 5 === 4
+        ? a.post(REMOVE, { instrument_ids: ['US0378331005'], keys: ['b'] })
+        : i % 2 === 0
+          ? a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { a: i, b: i } }, { instrument_id: 'IE00B4L5Y983', reference_data: { a: i } }] })
+          : a.postText(CSV, `instrument_id,a,b\nUS0378331005,${i},${i}\n`, 'text/csv'),
+    );
+    const statuses = (await Promise.all(writes)).map((r) => r.status);
+    assert.deepEqual(statuses, writes.map(() => 200));
+    const data = await everything(a);
+    assert.equal(typeof data.US0378331005.a, 'number');
+    assert.equal(typeof data.IE00B4L5Y983.a, 'number');
+  });
+
   it("keeps tenants apart: B never reads, removes or clears A's values", async () => {
     await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { esg_score: 6.1, secret: 'a-only' } }] });
     await b.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { esg_score: 1 } }] });

@@ -10,9 +10,24 @@ type BatchBody = { data: { instrument_id: string; reference_data: Record<string,
 type QueryBody = { instrument_ids?: string[]; keys?: string[] };
 type RemoveBody = { instrument_ids: string[]; keys?: string[] };
 
+/**
+ * Runs writes one after the other. DuckDB refuses concurrent transactions that touch the same rows
+ * (`Conflict on update`, and even a duplicate key from two `insert or replace`), so writes of the
+ * replica's one process queue here instead of failing; reads do not wait.
+ */
+function writeQueue() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(work: () => Promise<T>): Promise<T> => {
+    const run = tail.then(work, work);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
 /** Custom reference data of a tenant: batch, CSV, query, remove, clear (decisions §12). */
 export function customReferenceHandlers(duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
-  const upsert = (tenantId: string, values: CustomValues) => duck.use(({ conn }) => upsertValues(conn, tenantId, values));
+  const write = writeQueue();
+  const upsert = (tenantId: string, values: CustomValues) => write(() => duck.use(({ conn }) => upsertValues(conn, tenantId, values)));
   const upserted = (n: number) => ({ status: 200, body: { data: { upserted: n }, meta: null } });
   const removed = (n: number) => ({ status: 200, body: { data: { removed: n }, meta: null } });
 
@@ -51,9 +66,9 @@ export function customReferenceHandlers(duck: DuckStore): Record<string, Operati
 
     removeCustomReference: async ({ body, principal }) => {
       const { instrument_ids: isins, keys } = body as RemoveBody;
-      return removed(await duck.use(({ conn }) => removeValues(conn, principal.tenantId, isins, keys)));
+      return removed(await write(() => duck.use(({ conn }) => removeValues(conn, principal.tenantId, isins, keys))));
     },
 
-    clearCustomReference: async ({ principal }) => removed(await duck.use(({ conn }) => clearValues(conn, principal.tenantId))),
+    clearCustomReference: async ({ principal }) => removed(await write(() => duck.use(({ conn }) => clearValues(conn, principal.tenantId)))),
   };
 }
