@@ -12,27 +12,29 @@ import { FACTORS, GROUP_SPLITS, starsColumn, type GroupSplitType } from './facto
  * ntile would), n divisible by 5 gives exact quintiles, and a lone member gets 3 stars. An
  * instrument of `answer` outside `norm` is placed within the normalization distribution the same
  * way (e = its equals in `norm`). A null (or NaN) metric, or a group with no metric, gives null.
- * All counts are window functions over the union of both relations, counting `norm` members only.
+ * All counts are window functions over the union of both relations, counting `norm` members only
+ * (cast to BIGINT: arithmetic on the HUGEINT that sum() returns is several times slower). In
+ * integers: b + e/2 = (lt + le) / 2 with lt members strictly below and le at or below the value.
  */
 export function starsSql(ref: string, split: GroupSplitType | undefined, norm: string, answer: string): string {
   const groups = split ? GROUP_SPLITS[split].map((c) => `p.${c}`) : [];
-  const partition = (extra: string[] = []) => {
-    const keys = [...groups, ...extra];
-    return keys.length ? `partition by ${keys.join(', ')}` : '';
-  };
+  const partition = () => (groups.length ? `partition by ${groups.join(', ')}` : '');
   const counts = FACTORS.map(({ metric }) => {
     const m = `p.${metric}`;
     const member = `case when p.in_norm and ${m} is not null then 1 else 0 end`;
+    // One ordering per factor serves both counts: at or below the value, and strictly below it.
+    const below = `${partition()} order by ${m} asc nulls last range between unbounded preceding and`;
     return [
       `${m}`,
-      `sum(${member}) over (${partition()} order by ${m} asc nulls last range between unbounded preceding and current row) as ${metric}_le`,
-      `sum(${member}) over (${partition([m])}) as ${metric}_eq`,
-      `sum(${member}) over (${partition()}) as ${metric}_n`,
+      `(sum(${member}) over (${below} current row))::bigint as ${metric}_le`,
+      // An empty frame (the lowest value) sums to null.
+      `coalesce(sum(${member}) over (${below} current row exclude group), 0)::bigint as ${metric}_lt`,
+      `(sum(${member}) over (${partition()}))::bigint as ${metric}_n`,
     ].join(',\n        ');
   });
   const stars = FACTORS.map(({ field, metric }) => {
-    const [m, le, eq, n] = [`r.${metric}`, `r.${metric}_le`, `r.${metric}_eq`, `r.${metric}_n`];
-    return `case when ${m} is null or ${n} = 0 then null else least(5, 1 + (5 * (2 * ${le} - ${eq})) // (2 * ${n}))::integer end as ${starsColumn(field)}`;
+    const [m, le, lt, n] = [`r.${metric}`, `r.${metric}_le`, `r.${metric}_lt`, `r.${metric}_n`];
+    return `case when ${m} is null or ${n} = 0 then null else least(5, 1 + (5 * (${lt} + ${le})) // (2 * ${n}))::integer end as ${starsColumn(field)}`;
   });
   return `select r.isin,
       ${stars.join(',\n      ')}
