@@ -1,7 +1,7 @@
 import type { OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { parseCustomReferenceCsv } from '../../custom/csv.ts';
-import { clearValues, readValues, removeValues, storedKeys, upsertValues, type CustomValue, type CustomValues } from '../../custom/store.ts';
+import { clearValues, readValuesJson, removeValues, storedKeys, upsertValues, type CustomValue, type CustomValues } from '../../custom/store.ts';
 import { collectValues } from '../../custom/values.ts';
 import { unknownField } from '../../reference/fields.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
@@ -53,15 +53,15 @@ export function customReferenceHandlers(duck: DuckStore): Record<string, Operati
 
     queryCustomReference: async ({ body, principal }) => {
       const { instrument_ids: isins, keys } = (body ?? {}) as QueryBody;
-      const data = await duck.use(async ({ conn }) => {
+      const json = await duck.use(async ({ conn }) => {
         if (keys) {
           const known = new Set(await storedKeys(conn, principal.tenantId, keys));
           const unknown = keys.findIndex((k) => !known.has(k));
           if (unknown >= 0) throw unknownField(['body', 'keys', unknown], keys[unknown]!, await storedKeys(conn, principal.tenantId));
         }
-        return readValues(conn, principal.tenantId, { isins, keys });
+        return readValuesJson(conn, principal.tenantId, { isins, keys });
       });
-      return { status: 200, body: { data, meta: null } };
+      return { status: 200, body: Buffer.from(json, 'utf8'), contentType: 'application/json; charset=utf-8' };
     },
 
     removeCustomReference: async ({ body, principal }) => {
