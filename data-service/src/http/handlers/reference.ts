@@ -2,13 +2,14 @@ import { ProblemError, type HandlerContext, type HandlerResult, type OperationHa
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { referenceAnswer, type ReferenceRequest } from '../../reference/answer.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
+import { queryList, queryOne } from '../query-params.ts';
 
 const JSON_TYPE = 'application/json';
 const ARROW_TYPES = ['application/vnd.apache.arrow.stream', 'application/octet-stream'];
 const OFFERED = [JSON_TYPE, ...ARROW_TYPES];
 
 /**
- * The representation `accept` asks for (q-values honoured; none or `*∕*` is JSON), and the
+ * The representation `accept` asks for (q-values honoured; no header or any type is JSON), and the
  * Content-Type to answer with: the Arrow type the client named. Nothing offered is a 406.
  */
 function negotiate(ctx: HandlerContext<DataPrincipal>): string {
@@ -21,9 +22,6 @@ async function answer(duck: DuckStore, contentType: string, request: Omit<Refere
   const result = await referenceAnswer(duck, { ...request, format: contentType === JSON_TYPE ? 'json' : 'arrow' });
   return { status: 200, body: result.bytes, contentType: result.format === 'json' ? 'application/json; charset=utf-8' : contentType };
 }
-
-/** A repeatable query parameter as a list (absent: empty). */
-const list = (value: unknown): string[] => (value === undefined ? [] : Array.isArray(value) ? value.map(String) : [String(value)]);
 
 /** POST /data/reference/query/ and GET /data/reference/universe/ (JSON and Arrow). */
 export function referenceHandlers(duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
@@ -42,12 +40,11 @@ export function referenceHandlers(duck: DuckStore): Record<string, OperationHand
 
     getReferenceUniverse: async (ctx) => {
       const contentType = negotiate(ctx);
-      const name = ctx.query.universe_name;
       return answer(duck, contentType, {
         tenantId: ctx.principal.tenantId,
-        source: { kind: 'universe', name: name === undefined ? undefined : String(name) },
-        fields: list(ctx.query.fields),
-        fieldsExtra: list(ctx.query.fields_extra),
+        source: { kind: 'universe', name: queryOne(ctx.query.universe_name) },
+        fields: queryList(ctx.query.fields),
+        fieldsExtra: queryList(ctx.query.fields_extra),
         loc: { fields: ['query', 'fields'], fieldsExtra: ['query', 'fields_extra'] },
       });
     },
