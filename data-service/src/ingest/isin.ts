@@ -23,7 +23,7 @@ export function isinProblem(value: string): string | undefined {
   if (value === '') return 'ISIN is missing';
   if (!FORMAT.test(value)) return `ISIN '${value}' is not two letters, nine letters or digits and a digit`;
   const expected = isinCheckDigit(value.slice(0, 11));
-  if (Number(value[11]) !== expected) return `ISIN '${value}' has check digit ${value[11]}, expected ${expected}`;
+  if (Number(value[11]) !== expected) return `ISIN ${value} has check digit ${value[11]}, expected ${expected}`;
   return undefined;
 }
 

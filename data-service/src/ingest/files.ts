@@ -1,0 +1,53 @@
+// Reading vendor files into DuckDB and writing their rejected rows back out.
+import { basename, dirname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { matchColumns, type FileKind } from './rules.ts';
+import { runWithProgress, type ProgressSink } from './progress.ts';
+
+export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+export const sqlIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+/** The DuckDB table function reading the file, chosen by its extension. */
+export function readerSql(path: string): string {
+  const lower = path.toLowerCase();
+  if (/\.(parquet|pq)$/.test(lower)) return `read_parquet(${sqlString(path)})`;
+  // Every CSV value is read as text: the rules decide what a value means, not the sniffer.
+  if (/\.(csv|tsv|txt)(\.gz|\.zst)?$/.test(lower)) return `read_csv(${sqlString(path)}, header = true, all_varchar = true)`;
+  throw new Error(`${path}: unknown file type; use .csv (optionally .gz) or .parquet.`);
+}
+
+export type Staged = { table: string; rows: number; columns: string[]; ignored: string[] };
+
+/**
+ * Copies the file into a temporary table with the known columns under their upper-case names (as
+ * text unless `typed`), in file order, so that row n of the file is rowid n - 1. A structurally
+ * broken CSV (wrong number of fields) fails the whole file with DuckDB's message naming the line.
+ */
+export async function stageFile(conn: DuckDBConnection, path: string, kind: FileKind, table: string, options: { typed?: boolean; progress: ProgressSink; label: string }): Promise<Staged> {
+  const reader = readerSql(path);
+  const header = (await conn.runAndReadAll(`describe select * from ${reader}`)).getRowObjects().map((r) => String(r.column_name));
+  const { columns, ignored } = matchColumns(kind, header);
+  const select = [...columns].map(([upper, original]) => `${sqlIdent(original)}${options.typed ? '' : '::varchar'} as ${sqlIdent(upper)}`).join(', ');
+  await runWithProgress(conn, `create or replace temp table ${table} as select ${select} from ${reader}`, `${options.label}: reading ${basename(path)}`, options.progress);
+  const rows = Number((await conn.runAndReadAll(`select count(*) from ${table}`)).getRows()[0]![0]);
+  return { table, rows, columns: [...columns.keys()], ignored };
+}
+
+/** Where the rejected rows of an input file go: `<name>.rejects.csv` beside it or in `dir`. */
+export const rejectsPath = (input: string, dir?: string) => join(dir ?? dirname(input), `${basename(input)}.rejects.csv`);
+
+/**
+ * Writes the rejected rows (table of `rid`, `reason`) with their row number, reason and the
+ * file's values as read; removes a rejects file of an earlier run when nothing was rejected.
+ */
+export async function writeRejects(conn: DuckDBConnection, staged: Staged, rejects: string, path: string, count: number): Promise<string | null> {
+  if (count === 0) {
+    await rm(path, { force: true });
+    return null;
+  }
+  const values = staged.columns.map((c) => `s.${sqlIdent(c)}`).join(', ');
+  await conn.run(`copy (select r.rid + 1 as "ROW", r.reason as "REASON", ${values} from ${rejects} r join ${staged.table} s on s.rowid = r.rid order by r.rid)
+    to ${sqlString(path)} (format csv, header)`);
+  return path;
+}
