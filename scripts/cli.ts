@@ -1,13 +1,19 @@
-// `npm run cli -- <command>`: the platform team's tool for tenants and their credentials.
-// Uses DATABASE_URL, or the local database of a running `npm start` (.data/platform.json).
+// `npm run cli -- <command>`: the platform team's tool for tenants and their credentials, and for
+// the data service's reference data. Uses DATABASE_URL, or the local database of a running
+// `npm start` (.data/platform.json); the data commands need no database.
 import { existsSync, readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { stat } from 'node:fs/promises';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import knex, { type Knex } from 'knex';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { listDestinations, removeDestination, setDestination } from '../management-service/src/store/destinations.ts';
+import { ingestReferenceData, pruneReferenceFiles } from '../data-service/src/ingest/ingest.ts';
+import { consoleProgress } from '../data-service/src/ingest/progress.ts';
+import { generateSample } from '../data-service/src/sample/generate.ts';
+import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -26,7 +32,7 @@ async function withDb<T>(work: (db: Knex) => Promise<T>): Promise<void> {
   }
 }
 
-const program = new Command('cli').description('Platform administration: database, tenants, credentials.').showHelpAfterError();
+const program = new Command('cli').description('Platform administration: database, tenants, credentials, reference data.').showHelpAfterError();
 
 program.command('migrate').description('apply pending database migrations').action(() => withDb(async (db) => ({ applied: await migrateLatest(db) })));
 
@@ -86,6 +92,69 @@ destination
   .description('stop forwarding the tenant\'s events')
   .action((tenantId: string) => withDb(async (db) => ({ removed: await removeDestination(db, tenantId) })));
 destination.command('list').description('configured destinations').action(() => withDb((db) => listDestinations(db)));
+
+// The reference directory `npm start` uses (DUCKDB_PATH .data/data.duckdb → .data/reference).
+const defaultReferenceDir = () => process.env.REFERENCE_DIR ?? `${process.env.PLATFORM_DATA_DIR ?? '.data'}/reference`;
+const positiveInteger = (name: string) => (value: string) => {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`${name} must be a positive integer.`);
+  return Number(value);
+};
+
+const data = program.command('data').description('reference data of the data service: files every replica attaches, newest first, without restarting');
+data
+  .command('sample')
+  .description('write a generated, labelled SAMPLE universe as a new reference file')
+  .option('--instruments <n>', 'instruments', positiveInteger('--instruments'), 5000)
+  .option('--years <n>', 'years of daily prices', positiveInteger('--years'), 10)
+  .option('--seed <n>', 'seed: the same seed gives the same universe', positiveInteger('--seed'), 42)
+  .option('--reference-dir <dir>', 'reference directory (default: REFERENCE_DIR or .data/reference)')
+  .option('--keep <n>', 'reference files to keep, the new one included', positiveInteger('--keep'), 3)
+  .action(async (o: { instruments: number; years: number; seed: number; referenceDir?: string; keep: number }) => {
+    const dir = o.referenceDir ?? defaultReferenceDir();
+    const started = Date.now();
+    process.stderr.write(`generating ${o.instruments} instruments × ${o.years} years into ${dir}\n`);
+    let summary: Awaited<ReturnType<typeof generateSample>> | undefined;
+    const file = await buildReferenceFile(dir, 'sample', async (conn) => {
+      summary = await generateSample(conn, { instruments: o.instruments, years: o.years, seed: o.seed });
+    });
+    const deleted = await pruneReferenceFiles(dir, o.keep);
+    const { size } = await stat(file);
+    console.log(JSON.stringify({ reference_file: file, bytes: size, seconds: (Date.now() - started) / 1000, ...summary, deleted_reference_files: deleted }, null, 2));
+  });
+data
+  .command('ingest')
+  .description('load vendor files (CSV or Parquet, by extension) into a new reference file; rejected rows are listed and written to <file>.rejects.csv')
+  .requiredOption('--instruments <file>', 'one row per instrument: ISIN, NAME, TICKER, ASSET_CLASS, … (upper-case columns)')
+  .option('--prices <file>', 'daily closes: ISIN, DATE, CLOSE')
+  .option('--factors <file>', 'raw factor metrics: ISIN, VALUE, GROWTH, MOMENTUM, STABILITY, FINANCIAL_HEALTH, PROFITABILITY, SIZE, DIVIDEND')
+  .option('--universe <NAME=file>', 'a named universe (file with an ISIN column); repeatable; GLOBAL defaults to every instrument',
+    (value: string, all: Record<string, string>) => {
+      const at = value.indexOf('=');
+      if (at < 1 || at === value.length - 1) throw new InvalidArgumentError('Use --universe NAME=file, e.g. --universe ROBO=robo.csv.');
+      return { ...all, [value.slice(0, at)]: value.slice(at + 1) };
+    }, {} as Record<string, string>)
+  .option('--reference-dir <dir>', 'reference directory (default: REFERENCE_DIR or .data/reference)')
+  .option('--rejects-dir <dir>', 'where the rejects files go (default: beside each input)')
+  .option('--list-rejects <n>', 'rejected rows listed per file in the report', positiveInteger('--list-rejects'), 10)
+  .option('--keep <n>', 'reference files to keep, the new one included', positiveInteger('--keep'), 3)
+  .action(async (o: { instruments: string; prices?: string; factors?: string; universe: Record<string, string>; referenceDir?: string; rejectsDir?: string; listRejects: number; keep: number }) => {
+    const progress = consoleProgress(process.stderr);
+    const started = Date.now();
+    try {
+      const report = await ingestReferenceData(
+        { instruments: o.instruments, prices: o.prices, factors: o.factors, universes: o.universe },
+        { referenceDir: o.referenceDir ?? defaultReferenceDir(), rejectsDir: o.rejectsDir, listRejects: o.listRejects, keep: o.keep, progress },
+      );
+      progress.finish();
+      for (const f of report.files) {
+        process.stderr.write(`${f.file}: ${f.accepted} of ${f.rows} rows accepted${f.rejected ? `, ${f.rejected} rejected (${f.rejects_file})` : ''}\n`);
+      }
+      process.stderr.write(`published ${report.reference_file} in ${((Date.now() - started) / 1000).toFixed(1)} s; replicas switch to it at their next reload\n`);
+      console.log(JSON.stringify(report, null, 2));
+    } finally {
+      progress.finish();
+    }
+  });
 
 program
   .command('signing-key')
