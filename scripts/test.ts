@@ -1,12 +1,15 @@
 // `npm test`: starts Postgres and NATS for this run on free loopback ports (unless DATABASE_URL /
-// NATS_URL name servers to use), migrates a template database that every test file clones, runs
-// mocha (extra arguments pass through: `npm test -- --grep login`) and stops everything after.
+// NATS_URL name servers to use), migrates a template database that every test file clones,
+// generates a small sample reference file, runs mocha (extra arguments pass through:
+// `npm test -- --grep login`) and stops everything after.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex from 'knex';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
+import { generateSample } from '../data-service/src/sample/generate.ts';
+import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { startNatsServer, type NatsServer } from './lib/nats-server.ts';
 import { freePort } from './lib/ports.ts';
 import { startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
@@ -54,6 +57,12 @@ async function prepare(): Promise<Record<string, string>> {
     nats = await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-test', log });
     natsUrl = nats.url;
   }
+  // One small sample universe for the whole run (startTestPlatform's default REFERENCE_DIR); the end
+  // date is fixed so every run sees the same prices.
+  const started = Date.now();
+  await buildReferenceFile(join(work, 'reference'), 'sample', (conn) => generateSample(conn, { instruments: 400, years: 2, seed: 42, endDate: '2026-11-20' }));
+  log(`sample reference data generated (400 instruments, 2 years) in ${Date.now() - started} ms`);
+
   const mqtt = nats?.mqttUrl ?? process.env.MQTT_URL;
   return { TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template, NATS_URL: natsUrl, TEST_WORK_DIR: work, ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}) };
 }
