@@ -125,7 +125,9 @@ try {
   writeFileSync(`${DATA}/platform.json`, JSON.stringify({ database_url: databaseUrl, nats_url: natsUrl }, null, 2) + '\n', { mode: 0o600 });
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, HOST: process.env.HOST ?? '127.0.0.1' };
   startService('management', 'management-service/src/main.ts', { ...common, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' });
-  startService('data', 'data-service/src/main.ts', { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb` });
+  // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
+  // `npm run cli -- data ingest` reuse or replace it.
+  startService('data', 'data-service/src/main.ts', { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' });
   for (const url of [credentials.management_url, credentials.data_url]) {
     await waitFor(`${url}/readyz`, async () => {
       const res = await fetch(`${url}/readyz`);
