@@ -210,6 +210,12 @@ describe('ingest: vendor files to a reference file', function () {
     await writeFile(allBad, 'ISIN,NAME\nUS0378331006,Bad\n');
     await assert.rejects(ingestReferenceData({ instruments: allBad }, { referenceDir }), /No row of .*all-bad.csv was accepted/);
     await assert.rejects(ingestReferenceData({ instruments: join(dir, 'missing.csv') }, { referenceDir }), /no such file/);
+    // A CSV line with more fields than the header fails the file, naming the line when DuckDB reads it.
+    const ragged = join(dir, 'ragged.csv');
+    await writeFile(ragged, `ISIN,NAME\n${'US0378331005,Apple Inc.\n'.repeat(30_000)}DE0007164600,SAP,extra\n`);
+    await assert.rejects(ingestReferenceData({ instruments: ragged }, { referenceDir }), /ragged.csv cannot be read: .*CSV Error on Line: 30002\nOriginal Line: DE0007164600,SAP,extra/);
+    await writeFile(ragged, 'ISIN,NAME\nUS0378331005,"Apple, Inc."\nDE0007164600,SAP,extra\n');
+    await assert.rejects(ingestReferenceData({ instruments: ragged }, { referenceDir }), /more or fewer fields than the header/);
     await assert.rejects(ingestReferenceData({ instruments: noName, universes: { 'bad name': noName } }, { referenceDir }), /not a code like ROBO/);
     assert.deepEqual((await readdir(referenceDir).catch(() => [])).filter((n) => n.endsWith('.duckdb')), []);
   });

@@ -12,8 +12,9 @@ export const sqlIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
 export function readerSql(path: string): string {
   const lower = path.toLowerCase();
   if (/\.(parquet|pq)$/.test(lower)) return `read_parquet(${sqlString(path)})`;
-  // Every CSV value is read as text: the rules decide what a value means, not the sniffer.
-  if (/\.(csv|tsv|txt)(\.gz|\.zst)?$/.test(lower)) return `read_csv(${sqlString(path)}, header = true, all_varchar = true)`;
+  // Every CSV value is read as text: the rules decide what a value means, not the sniffer. skip = 0:
+  // the sniffer would otherwise drop leading lines it finds irregular, silently.
+  if (/\.(csv|tsv|txt)(\.gz|\.zst)?$/.test(lower)) return `read_csv(${sqlString(path)}, header = true, all_varchar = true, skip = 0)`;
   throw new Error(`${path}: unknown file type; use .csv (optionally .gz) or .parquet.`);
 }
 
@@ -26,12 +27,27 @@ export type Staged = { table: string; rows: number; columns: string[]; ignored: 
  */
 export async function stageFile(conn: DuckDBConnection, path: string, kind: FileKind, table: string, options: { typed?: boolean; progress: ProgressSink; label: string }): Promise<Staged> {
   const reader = readerSql(path);
-  const header = (await conn.runAndReadAll(`describe select * from ${reader}`)).getRowObjects().map((r) => String(r.column_name));
-  const { columns, ignored } = matchColumns(kind, header);
+  const header = await unreadable(path, conn.runAndReadAll(`describe select * from ${reader}`));
+  const names = header.getRowObjects().map((r) => String(r.column_name));
+  if (names.length === 1 && /[,;\t|]/.test(names[0]!)) {
+    // The sniffer falls back to one column when the lines it samples disagree on their fields.
+    throw new Error(`${path} cannot be read: no delimiter splits every line alike; a line probably has more or fewer fields than the header "${names[0]}".`);
+  }
+  const { columns, ignored } = matchColumns(kind, names);
   const select = [...columns].map(([upper, original]) => `${sqlIdent(original)}${options.typed ? '' : '::varchar'} as ${sqlIdent(upper)}`).join(', ');
-  await runWithProgress(conn, `create or replace temp table ${table} as select ${select} from ${reader}`, `${options.label}: reading ${basename(path)}`, options.progress);
+  await unreadable(path, runWithProgress(conn, `create or replace temp table ${table} as select ${select} from ${reader}`, `${options.label}: reading ${basename(path)}`, options.progress));
   const rows = Number((await conn.runAndReadAll(`select count(*) from ${table}`)).getRows()[0]![0]);
   return { table, rows, columns: [...columns.keys()], ignored };
+}
+
+/** DuckDB's reading errors, without its list of parser options to try. */
+async function unreadable<T>(path: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    const message = (error as Error).message.split(/\n(Possible fixes|The search space used was):/)[0]!.trim();
+    throw new Error(`${path} cannot be read: ${message}`);
+  }
 }
 
 /** Where the rejected rows of an input file go: `<name>.rejects.csv` beside it or in `dir`. */
