@@ -7,6 +7,7 @@ import { testWorkDir } from '../../scripts/test-support/database.ts';
 import { startTestPlatform } from '../../scripts/test-support/platform.ts';
 import { ingestReferenceData, pruneReferenceFiles } from '../src/ingest/ingest.ts';
 import { isinCheckDigit, isinProblem, isValidIsin } from '../src/ingest/isin.ts';
+import { consoleProgress } from '../src/ingest/progress.ts';
 import { instrumentValidator, matchColumns, parseDate, priceChecksSql } from '../src/ingest/rules.ts';
 
 type Row = Record<string, unknown>;
@@ -83,6 +84,36 @@ describe('ingest: ISINs and row rules', () => {
       null,
       'duplicate ISIN and DATE (first at row 1)',
       'ISIN is missing',
+    ]);
+  });
+});
+
+describe('ingest: progress on a terminal and in logs', () => {
+  const fakeStream = (isTTY: boolean) => {
+    const out: string[] = [];
+    return { out, stream: { isTTY, write: (s: string) => out.push(s) } as unknown as NodeJS.WriteStream };
+  };
+
+  it('writes a plain line per step and per further tenth when not a terminal', () => {
+    const { out, stream } = fakeStream(false);
+    const progress = consoleProgress(stream);
+    for (const fraction of [0, 0.05, 0.12, 0.15, 0.5, 1]) progress({ step: 'prices: reading', fraction });
+    progress({ step: 'writing the reference file' });
+    progress.finish();
+    assert.deepEqual(out, ['prices: reading 0 %\n', 'prices: reading 12 %\n', 'prices: reading 50 %\n', 'prices: reading 100 %\n', 'writing the reference file\n']);
+  });
+
+  it('redraws one bar per step on a terminal', () => {
+    const { out, stream } = fakeStream(true);
+    const progress = consoleProgress(stream);
+    progress({ step: 'prices: reading', fraction: 0.5 });
+    progress({ step: 'prices: storing', fraction: 1 });
+    progress.finish();
+    assert.deepEqual(out, [
+      '\r[###############...............]  50 % prices: reading\x1b[K',
+      '\n',
+      '\r[##############################] 100 % prices: storing\x1b[K',
+      '\n',
     ]);
   });
 });
