@@ -1014,7 +1014,7 @@ export interface components {
                 "application/json": components["schemas"]["CustomReferenceRemoveResponse"];
             };
         };
-        /** @description Malformed JSON (`malformed_json`) or a smart-search / inspiration filter that does not parse (`invalid_filter`, detail names the position). */
+        /** @description Malformed JSON (`malformed_json`), a smart-search / inspiration filter that does not parse (`invalid_filter`, detail names the position), or a query parameter that breaks its schema (`invalid_parameter`, `errors[].loc` names it). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1384,6 +1384,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ReferenceData"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1661,6 +1662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Inspiration"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1711,6 +1713,7 @@ export interface operations {
                     "application/json": components["schemas"]["InspirationDefinition"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -1972,6 +1975,7 @@ export interface operations {
                     "application/json": components["schemas"]["XrayUniverseResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
