@@ -5,10 +5,11 @@ import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
 import { ensureReferenceData } from './store/ensure-reference.ts';
+import { TenantCache } from './tenant-data/cache.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 
-/** Opens the DuckDB file, connects NATS and the key store, and serves the data interface until stop(). */
+/** Opens the DuckDB file, connects NATS and Postgres (API keys, tenant data), and serves the data interface until stop(). */
 export async function startDataService(config: DataConfig, logger: Logger): Promise<RunningService> {
   const resources = new Resources();
   return resources.build(async () => {
@@ -23,13 +24,15 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       }, config.REFERENCE_RELOAD_MS);
       resources.add(timer, (t) => clearInterval(t));
     }
-    const keys = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: 2 }), (p) => p.end());
+    const pool = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX }), (p) => p.end());
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
     const app = await createDataApp({
       duck,
+      tenants: new TenantCache(pool, duck, logger),
       nats,
-      verifier: createApiKeyVerifier(keys, config.API_KEY_CACHE_MS),
-      keyStoreAnswers: () => keys.query('select 1'),
+      verifier: createApiKeyVerifier(pool, config.API_KEY_CACHE_MS),
+      // Also not ready before the management service has migrated the data service's tables.
+      postgresAnswers: () => pool.query('select 1 from data_tenant_versions limit 1'),
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
     });

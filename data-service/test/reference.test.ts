@@ -4,6 +4,7 @@ import { startTestPlatform, type TestPlatform } from '../../scripts/test-support
 import { REFERENCE_FIELDS } from '../src/reference/fields.ts';
 import { dataClient } from './support/data-client.ts';
 import { KNOWN, TENANT_A, TENANT_B, UNKNOWN_TO_PROVIDER, buildFixture } from './support/reference-fixture.ts';
+import { seedTenantUniverses } from './support/tenant-data.ts';
 
 const ALL_FIELDS = REFERENCE_FIELDS.map((f) => f.name);
 const QUERY = '/data/reference/query/';
@@ -19,6 +20,7 @@ describe('reference data', () => {
     platform = await startTestPlatform(fixture.env);
     a = dataClient(platform.dataUrl, await platform.tenant(TENANT_A));
     b = dataClient(platform.dataUrl, await platform.tenant(TENANT_B));
+    await seedTenantUniverses(platform.database, KNOWN.tenantUniverses ?? []);
   });
   after(() => platform?.stop());
 

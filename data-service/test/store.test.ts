@@ -24,7 +24,7 @@ describe('data service store', () => {
     const connection = await instance.connect();
     const tables = (await connection.runAndReadAll(`select table_name from information_schema.tables order by 1`)).getRowObjects().map((r) => r.table_name);
     assert.deepEqual(tables, ['custom_reference', 'inspirations', 'schema_migrations', 'universes']);
-    assert.equal((await connection.runAndReadAll('select count(*)::int as n from schema_migrations')).getRowObjects()[0]!.n, 1);
+    assert.equal((await connection.runAndReadAll('select count(*)::int as n from schema_migrations')).getRowObjects()[0]!.n, 2);
     connection.closeSync();
     instance.closeSync();
   });

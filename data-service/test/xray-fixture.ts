@@ -6,8 +6,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { newUlid } from '@platform/shared';
 import { testWorkDir } from '../../scripts/test-support/database.ts';
 import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
-import { openDuckStore } from '../src/store/duckdb.ts';
 import { buildReferenceFile } from '../src/store/reference-files.ts';
+import { seedTenantUniverses, type TenantUniverse } from './support/tenant-data.ts';
 
 export type FixtureInstrument = {
   isin: string;
@@ -81,32 +81,26 @@ export async function buildFixtureReference(dir: string, instruments = INSTRUMEN
   });
 }
 
-export type TenantUniverse = { tenant: string; name: string; isins: string[] };
-
-/** Writes tenant universes into a replica database before the service opens it. */
-export async function seedTenantUniverses(path: string, referenceDir: string, universes: TenantUniverse[]): Promise<void> {
-  const store = await openDuckStore({ path, referenceDir, connections: 1 });
-  try {
-    await store.use(async ({ conn }) => {
-      for (const u of universes) for (const i of u.isins) await conn.run('insert into universes values ($1, $2, $3)', [u.tenant, u.name, i]);
-    });
-  } finally {
-    await store.close();
-  }
-}
-
 export type FixturePlatform = { platform: TestPlatform; referenceDir: string };
 
-/** The platform on the fixture's reference data, with tenant universes seeded first. */
+/**
+ * The platform on the fixture's reference data. Tenant universes live in Postgres, which refers
+ * them to their tenant: each tenant's are written as soon as `platform.tenant(id)` has created it.
+ */
 export async function startFixturePlatform(universes: TenantUniverse[] = [], env: Record<string, string> = {}): Promise<FixturePlatform> {
   const dir = await mkdtemp(join(testWorkDir(), 'xray-'));
   const referenceDir = join(dir, 'reference');
   const path = join(dir, `data-${newUlid()}.duckdb`);
   await buildFixtureReference(referenceDir);
-  await seedTenantUniverses(path, referenceDir, universes);
   const platform = await startTestPlatform({ REFERENCE_DIR: referenceDir, DUCKDB_PATH: path, REFERENCE_RELOAD_MS: '0', ...env });
+  const createTenant = platform.tenant;
+  platform.tenant = async (...args) => {
+    const tenant = await createTenant(...args);
+    await seedTenantUniverses(platform.database, universes.filter((u) => u.tenant === tenant.tenantId));
+    return tenant;
+  };
   return { platform, referenceDir };
 }
 
-/** A tenant id chosen before the platform starts (so its universes can be seeded). */
+/** A tenant id chosen before the platform starts (so that its universes can be named first). */
 export const tenantId = (label: string) => `t-${label}-${newUlid().toLowerCase()}`;

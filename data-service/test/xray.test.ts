@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
+import pg from 'pg';
+import { createLogger } from '@platform/shared';
+import { createTenant } from '../../management-service/src/admin/provisioning.ts';
+import { createTestDatabase, testWorkDir } from '../../scripts/test-support/database.ts';
 import { assertProblem, call } from '../../scripts/test-support/http.ts';
 import type { TestTenant } from '../../scripts/test-support/platform.ts';
 import { openDuckStore, type DuckStore } from '../src/store/duckdb.ts';
+import { TenantCache } from '../src/tenant-data/cache.ts';
 import { XrayService } from '../src/xray/xray.ts';
-import { buildFixtureReference, INSTRUMENTS, isin, seedTenantUniverses, startFixturePlatform, tenantId, type FixturePlatform } from './xray-fixture.ts';
+import { seedTenantUniverses } from './support/tenant-data.ts';
+import { buildFixtureReference, INSTRUMENTS, isin, startFixturePlatform, tenantId, type FixturePlatform } from './xray-fixture.ts';
 
 /** Expected stars by instrument number (1…12); computed by hand from the fixture, see each test. */
 const byNumber = (field: string, stars: Record<number, number | null>) =>
@@ -165,13 +170,23 @@ describe('X-Ray cache', () => {
   });
 
   it("recomputes when the tenant's universes change", async () => {
-    const xray = new XrayService(store);
-    assert.equal((await xray.universeStars(tenant, { universe: 'ROBO' })).size, 6);
-    await store.use(({ conn }) => conn.run('insert into universes values ($1, $2, $3)', [tenant, 'ROBO', isin(4)]));
-    const robo = await xray.universeStars(tenant, { universe: 'ROBO' });
-    assert.equal(robo.size, 7);
-    assert.ok(robo.has(isin(4)));
-    assert.equal(xray.stats().hits, 0);
+    // Tenant universes live in Postgres; the replica's cache of them follows the tenant's version.
+    const database = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      await createTenant(database.db, { id: tenant });
+      const tenants = new TenantCache(pool, store, createLogger('test', 'error'));
+      const xray = new XrayService(store);
+      assert.equal((await xray.universeStars(tenant, { universe: 'ROBO' }, await tenants.ensureFresh(tenant))).size, 6);
+      await seedTenantUniverses(database, [{ tenant, name: 'ROBO', isins: [isin(4)] }]);
+      const robo = await xray.universeStars(tenant, { universe: 'ROBO' }, await tenants.ensureFresh(tenant));
+      assert.equal(robo.size, 7);
+      assert.ok(robo.has(isin(4)));
+      assert.equal(xray.stats().hits, 0);
+    } finally {
+      await pool.end();
+      await database.drop();
+    }
   });
 
   it('keeps at most the configured number of entries, dropping the least recently used', async () => {

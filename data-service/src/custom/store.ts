@@ -1,9 +1,10 @@
 import { LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 
 /**
- * A tenant's custom reference values in the replica's `custom_reference` table: one row per
- * (tenant, instrument, key), the value kept as JSON text so that its type (string, number,
- * boolean, explicit null) comes back as it was given. Every statement names the tenant.
+ * A tenant's custom reference values in the replica's `custom_reference` table, its cache of
+ * Postgres (postgres.ts; tenant-data/cache.ts keeps it current): one row per (tenant, instrument,
+ * key), the value kept as JSON text so that its type (string, number, boolean, explicit null) comes
+ * back as it was given. Every statement names the tenant.
  */
 
 export type CustomValue = string | number | boolean | null;
@@ -27,8 +28,10 @@ export async function storedKeys(conn: DuckDBConnection, tenantId: string, among
 
 /**
  * Writes every value (replacing a stored one of the same instrument and key); returns how many.
- * The values go through an appender into a staging table of the connection: binding them as list
- * parameters costs seconds for 100,000 instruments.
+ * Run it in a transaction (TenantCache does): the table has no key (schema/main/002), so a stored
+ * value is deleted before the new one is inserted. The values go through an appender into a
+ * staging table of the connection: binding them as list parameters costs seconds for 100,000
+ * instruments.
  */
 export async function upsertValues(conn: DuckDBConnection, tenantId: string, values: CustomValues): Promise<number> {
   await conn.run('create temp table if not exists custom_reference_staging (isin varchar not null, key varchar not null, value varchar not null)');
@@ -50,7 +53,13 @@ export async function upsertValues(conn: DuckDBConnection, tenantId: string, val
   }
   if (count > 0) {
     await conn.run(
-      `insert or replace into custom_reference (tenant_id, isin, key, value)
+      `delete from custom_reference c using custom_reference_staging s
+       where c.tenant_id = $1 and c.isin = s.isin and c.key = s.key`,
+      [tenantId],
+      [VARCHAR],
+    );
+    await conn.run(
+      `insert into custom_reference (tenant_id, isin, key, value)
        select $1, isin, key, value::json from custom_reference_staging`,
       [tenantId],
       [VARCHAR],

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
+import type { TenantCache } from '../tenant-data/cache.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
 import { inspirationHandlers } from './handlers/inspirations.ts';
 import { referenceHandlers } from './handlers/reference.ts';
@@ -11,10 +12,12 @@ import { dataProblem } from './problems.ts';
 
 export type DataDeps = {
   duck: DuckStore;
+  /** The tenants' data: Postgres, cached in `duck`. */
+  tenants: TenantCache;
   nats: NatsConnection;
   verifier: { tenantId: (req: Request) => Promise<string>; apiKey: (req: Request) => Promise<DataPrincipal> };
-  /** Resolves when the key store (the management database) answers. */
-  keyStoreAnswers: () => Promise<unknown>;
+  /** Resolves when Postgres (API keys, the tenants' data) answers. */
+  postgresAnswers: () => Promise<unknown>;
   logger: Logger;
   bodyLimitBytes: number;
 };
@@ -24,17 +27,17 @@ export async function createDataApp(deps: DataDeps) {
   return createApiApp<DataPrincipal>({
     definition: await loadContract('data'),
     handlers: {
-      ...referenceHandlers(deps.duck),
-      ...customReferenceHandlers(deps.duck),
-      ...xrayHandlers(deps.duck),
-      ...inspirationHandlers(deps.duck),
-      ...searchHandlers(deps.duck),
+      ...referenceHandlers(deps.duck, deps.tenants),
+      ...customReferenceHandlers(deps.duck, deps.tenants),
+      ...xrayHandlers(deps.duck, deps.tenants),
+      ...inspirationHandlers(deps.duck, deps.tenants),
+      ...searchHandlers(deps.duck, deps.tenants),
     },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,
     readiness: {
       duckdb: () => duckAnswers(deps.duck),
-      postgres: deps.keyStoreAnswers,
+      postgres: deps.postgresAnswers,
       nats: async () => {
         if (!(await natsAnswers(deps.nats))) throw new Error('NATS does not answer');
       },

@@ -4,6 +4,8 @@ import { BUILTIN_INSPIRATIONS, builtinInspiration, type InspirationDefinition } 
 
 type Input = components['schemas']['InspirationDefinitionInput'];
 
+// The replica's `inspirations` table, its cache of Postgres (postgres.ts; tenant-data/cache.ts keeps it current).
+
 /** The definitions a tenant sees: the platform's and its own, ordered by id. */
 export async function listDefinitions(conn: DuckDBConnection, tenant: string): Promise<InspirationDefinition[]> {
   const rows = (await conn.runAndReadAll('select id, name, description, type, xray_query from inspirations where tenant_id = $1', [tenant])).getRowObjectsJS();
@@ -21,15 +23,17 @@ export async function listDefinitions(conn: DuckDBConnection, tenant: string): P
   return [...BUILTIN_INSPIRATIONS, ...custom].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** Creates or replaces a tenant's definition; true when it was created. */
-export async function putDefinition(conn: DuckDBConnection, tenant: string, id: string, input: Input): Promise<boolean> {
-  const existed = (await conn.runAndReadAll('select count(*)::integer from inspirations where tenant_id = $1 and id = $2', [tenant, id])).getRows()[0]?.[0] === 1;
-  await conn.run(
-    `insert into inspirations (tenant_id, id, name, description, type, xray_query) values ($1, $2, $3, $4, $5, $6)
-     on conflict (tenant_id, id) do update set name = excluded.name, description = excluded.description, type = excluded.type, xray_query = excluded.xray_query`,
-    [tenant, id, input.name, input.description, input.type, input.query.xray],
-  );
-  return !existed;
+/** Creates or replaces a tenant's definition. Run it in a transaction (TenantCache does): the table has no key, so the old row is deleted first. */
+export async function putDefinition(conn: DuckDBConnection, tenant: string, id: string, input: Input): Promise<void> {
+  await conn.run('delete from inspirations where tenant_id = $1 and id = $2', [tenant, id]);
+  await conn.run('insert into inspirations (tenant_id, id, name, description, type, xray_query) values ($1, $2, $3, $4, $5, $6)', [
+    tenant,
+    id,
+    input.name,
+    input.description,
+    input.type,
+    input.query.xray,
+  ]);
 }
 
 /** Deletes a tenant's definition; false when it had none of that id. */

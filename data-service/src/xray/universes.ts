@@ -4,9 +4,9 @@ import type { Params } from '../search/compile.ts';
 
 /**
  * A tenant's universes: the platform's named ones of the reference data (GLOBAL, DEFAULT, ROBO),
- * which every tenant sees, and its own (main `universes`, by tenant_id). A name the tenant also
- * uses holds the members of both, as the reference endpoints answer it. A universe exists while
- * it has members.
+ * which every tenant sees, and its own (main `universes`, by tenant_id: the replica's cache of
+ * Postgres, see tenant-data/). A name the tenant also uses holds the members of both, as the
+ * reference endpoints answer it. A universe exists while it has members.
  */
 
 /** SQL (a subquery of `isin`) of the members of a named universe, or of all the tenant's universes together. */
@@ -28,16 +28,4 @@ export async function assertUniverses(conn: DuckDBConnection, ref: string, tenan
     );
     if (found.getRows()[0]?.[0] !== true) throw new NotFound(`Unknown universe '${name}'.`);
   }
-}
-
-/**
- * A digest of the tenant's own universes (row count and an order-free hash), part of cache keys:
- * results computed before the tenant's universes changed are never served after.
- */
-export async function tenantUniversesDigest(conn: DuckDBConnection, tenant: string): Promise<string> {
-  const rows = await conn.runAndReadAll(
-    `select count(*)::varchar || ':' || coalesce(bit_xor(hash(universe_name || chr(0) || isin)), 0)::varchar from universes where tenant_id = $1`,
-    [tenant],
-  );
-  return String(rows.getRows()[0]?.[0]);
 }

@@ -3,7 +3,7 @@ import { Params } from '../search/compile.ts';
 import { BoundedCache } from './cache.ts';
 import { FACTORS, type GroupSplitType } from './factors.ts';
 import { starsSql } from './stars.ts';
-import { assertUniverses, tenantUniversesDigest, universeSql } from './universes.ts';
+import { assertUniverses, universeSql } from './universes.ts';
 
 export type XrayRequest = {
   /** Universe whose instruments are answered. */
@@ -26,8 +26,8 @@ export type XrayLimits = { entries: number; rows: number };
 
 /**
  * X-Ray stars of a tenant's universe, cached per (tenant, parameters, reference data version,
- * digest of the tenant's own universes). All eight factors are computed and cached together; the
- * caller picks the fields it needs.
+ * version of the tenant's data). All eight factors are computed and cached together; the caller
+ * picks the fields it needs.
  */
 export class XrayService {
   private readonly cache: BoundedCache<StarsTable>;
@@ -39,11 +39,16 @@ export class XrayService {
     this.cache = new BoundedCache({ entries: limits.entries, weight: limits.rows }, (table) => table.size + 1);
   }
 
-  universeStars(tenant: string, request: XrayRequest): Promise<StarsTable> {
+  /**
+   * `tenantVersion`: the version of the tenant's data in this replica's cache, as
+   * TenantCache.ensureFresh answered it before the call; a change of the tenant's universes
+   * changes it, so results computed before are never served after. (0: the tenant has no data.)
+   */
+  universeStars(tenant: string, request: XrayRequest, tenantVersion = 0): Promise<StarsTable> {
     return this.duck.use(async ({ conn, ref, version }) => {
       const { universe, instrumentUniverse, normalizationUniverse, split } = request;
       await assertUniverses(conn, ref, tenant, [universe, instrumentUniverse, normalizationUniverse]);
-      const key = JSON.stringify([tenant, universe, instrumentUniverse ?? universe, normalizationUniverse ?? universe, split ?? null, await tenantUniversesDigest(conn, tenant)]);
+      const key = JSON.stringify([tenant, universe, instrumentUniverse ?? universe, normalizationUniverse ?? universe, split ?? null, tenantVersion]);
       return this.cache.get(version, key, async () => {
         const params = new Params();
         const answer = instrumentUniverse && instrumentUniverse !== universe

@@ -2,8 +2,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { testWorkDir } from '../../../scripts/test-support/database.ts';
-import { openDuckStore } from '../../src/store/duckdb.ts';
 import { buildReferenceFile } from '../../src/store/reference-files.ts';
+import type { TenantUniverse } from './tenant-data.ts';
 
 /** A row of the reference `instruments` table; columns left out are null. */
 export type FixtureInstrument = {
@@ -32,8 +32,8 @@ export type Fixture = {
   instruments: readonly FixtureInstrument[];
   /** Built-in universes of the reference file: name → ISINs. */
   universes?: Record<string, readonly string[]>;
-  /** Universes of tenants in the replica's database: tenant → name → ISINs. */
-  tenantUniverses?: Record<string, Record<string, readonly string[]>>;
+  /** Universes of tenants, written to Postgres by the test once the tenants exist (seedTenantUniverses). */
+  tenantUniverses?: TenantUniverse[];
 };
 
 async function insertRow(conn: DuckDBConnection, table: string, row: Record<string, string | number>): Promise<void> {
@@ -42,9 +42,9 @@ async function insertRow(conn: DuckDBConnection, table: string, row: Record<stri
 }
 
 /**
- * A reference directory holding one reference file with exactly the fixture's rows, and a replica
- * database that already holds the tenants' universes (the data interface has no operation that
- * writes them). Start the platform with the returned `env`.
+ * A reference directory holding one reference file with exactly the fixture's rows, and the path of
+ * a new replica database. Start the platform with the returned `env`. (Tenant universes live in
+ * Postgres: seed them with `seedTenantUniverses` once the tenants exist.)
  */
 export async function buildFixture(fixture: Fixture): Promise<{ env: Record<string, string>; referenceDir: string; replicaPath: string }> {
   const dir = await mkdtemp(join(testWorkDir(), 'reference-fixture-'));
@@ -56,18 +56,6 @@ export async function buildFixture(fixture: Fixture): Promise<{ env: Record<stri
     }
   });
   const replicaPath = join(dir, 'replica.duckdb');
-  const store = await openDuckStore({ path: replicaPath, referenceDir, connections: 1 });
-  try {
-    await store.use(async ({ conn }) => {
-      for (const [tenant_id, universes] of Object.entries(fixture.tenantUniverses ?? {})) {
-        for (const [universe_name, isins] of Object.entries(universes)) {
-          for (const isin of isins) await insertRow(conn, 'universes', { tenant_id, universe_name, isin });
-        }
-      }
-    });
-  } finally {
-    await store.close();
-  }
   return { env: { REFERENCE_DIR: referenceDir, DUCKDB_PATH: replicaPath, REFERENCE_RELOAD_MS: '0' }, referenceDir, replicaPath };
 }
 
@@ -109,7 +97,5 @@ export const KNOWN: Fixture = {
     ROBO: ['US0378331005', 'IE00B4L5Y983'],
     DEFAULT: ['DE0005140008'],
   },
-  tenantUniverses: {
-    [TENANT_A]: { HOUSE: ['US5949181045', 'NL0010273215', UNKNOWN_TO_PROVIDER] },
-  },
+  tenantUniverses: [{ tenant: TENANT_A, name: 'HOUSE', isins: ['US5949181045', 'NL0010273215', UNKNOWN_TO_PROVIDER] }],
 };

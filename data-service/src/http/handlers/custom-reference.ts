@@ -2,32 +2,31 @@ import type { OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { parseCustomReferenceCsv } from '../../custom/csv.ts';
 import { clearValues, readValuesJson, removeValues, storedKeys, upsertValues, type CustomValue, type CustomValues } from '../../custom/store.ts';
+import { clearValuesPg, removeValuesPg, upsertValuesPg } from '../../custom/postgres.ts';
 import { collectValues } from '../../custom/values.ts';
 import { unknownField } from '../../reference/fields.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
+import type { TenantCache } from '../../tenant-data/cache.ts';
 
 type BatchBody = { data: { instrument_id: string; reference_data: Record<string, CustomValue> }[] };
 type QueryBody = { instrument_ids?: string[]; keys?: string[] };
 type RemoveBody = { instrument_ids: string[]; keys?: string[] };
 
-/**
- * Runs writes one after the other. DuckDB refuses concurrent transactions that touch the same rows
- * (`Conflict on update`, and even a duplicate key from two `insert or replace`), so writes of the
- * replica's one process queue here instead of failing; reads do not wait.
- */
-function writeQueue() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(work: () => Promise<T>): Promise<T> => {
-    const run = tail.then(work, work);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}
-
 /** Custom reference data of a tenant: batch, CSV, query, remove, clear (decisions §12). */
-export function customReferenceHandlers(duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
-  const write = writeQueue();
-  const upsert = (tenantId: string, values: CustomValues) => write(() => duck.use(({ conn }) => upsertValues(conn, tenantId, values)));
+export function customReferenceHandlers(duck: DuckStore, tenants: TenantCache): Record<string, OperationHandler<DataPrincipal>> {
+  const upsert = (tenantId: string, values: CustomValues) =>
+    tenants.write(tenantId, {
+      postgres: (client) => upsertValuesPg(client, tenantId, values),
+      changed: (n) => n > 0,
+      local: (conn) => upsertValues(conn, tenantId, values),
+    });
+  /** Removes the given keys (all when none are given) of the given instruments, or without instruments every value of the tenant. */
+  const remove = (tenantId: string, isins?: readonly string[], keys?: readonly string[]) =>
+    tenants.write(tenantId, {
+      postgres: (client) => (isins ? removeValuesPg(client, tenantId, isins, keys) : clearValuesPg(client, tenantId)),
+      changed: (n) => n > 0,
+      local: (conn) => (isins ? removeValues(conn, tenantId, isins, keys) : clearValues(conn, tenantId)),
+    });
   const upserted = (n: number) => ({ status: 200, body: { data: { upserted: n }, meta: null } });
   const removed = (n: number) => ({ status: 200, body: { data: { removed: n }, meta: null } });
 
@@ -53,6 +52,7 @@ export function customReferenceHandlers(duck: DuckStore): Record<string, Operati
 
     queryCustomReference: async ({ body, principal }) => {
       const { instrument_ids: isins, keys } = (body ?? {}) as QueryBody;
+      await tenants.ensureFresh(principal.tenantId);
       const json = await duck.use(async ({ conn }) => {
         if (keys) {
           const known = new Set(await storedKeys(conn, principal.tenantId, keys));
@@ -66,9 +66,9 @@ export function customReferenceHandlers(duck: DuckStore): Record<string, Operati
 
     removeCustomReference: async ({ body, principal }) => {
       const { instrument_ids: isins, keys } = body as RemoveBody;
-      return removed(await write(() => duck.use(({ conn }) => removeValues(conn, principal.tenantId, isins, keys))));
+      return removed(await remove(principal.tenantId, isins, keys));
     },
 
-    clearCustomReference: async ({ principal }) => removed(await write(() => duck.use(({ conn }) => clearValues(conn, principal.tenantId)))),
+    clearCustomReference: async ({ principal }) => removed(await remove(principal.tenantId)),
   };
 }

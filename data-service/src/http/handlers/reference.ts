@@ -2,6 +2,7 @@ import { ProblemError, type HandlerContext, type HandlerResult, type OperationHa
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { referenceAnswer, type ReferenceRequest } from '../../reference/answer.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
+import type { TenantCache } from '../../tenant-data/cache.ts';
 import { queryList, queryOne } from '../query-params.ts';
 
 const JSON_TYPE = 'application/json';
@@ -18,18 +19,19 @@ function negotiate(ctx: HandlerContext<DataPrincipal>): string {
   return chosen;
 }
 
-async function answer(duck: DuckStore, contentType: string, request: Omit<ReferenceRequest, 'format'>): Promise<HandlerResult> {
+async function answer(duck: DuckStore, tenants: TenantCache, contentType: string, request: Omit<ReferenceRequest, 'format'>): Promise<HandlerResult> {
+  await tenants.ensureFresh(request.tenantId);
   const result = await referenceAnswer(duck, { ...request, format: contentType === JSON_TYPE ? 'json' : 'arrow' });
   return { status: 200, body: result.bytes, contentType: result.format === 'json' ? 'application/json; charset=utf-8' : contentType };
 }
 
 /** POST /data/reference/query/ and GET /data/reference/universe/ (JSON and Arrow). */
-export function referenceHandlers(duck: DuckStore): Record<string, OperationHandler<DataPrincipal>> {
+export function referenceHandlers(duck: DuckStore, tenants: TenantCache): Record<string, OperationHandler<DataPrincipal>> {
   return {
     queryReference: async (ctx) => {
       const contentType = negotiate(ctx);
       const body = ctx.body as { instrument_ids: string[]; fields: string[]; fields_extra: string[] };
-      return answer(duck, contentType, {
+      return answer(duck, tenants, contentType, {
         tenantId: ctx.principal.tenantId,
         source: { kind: 'ids', isins: body.instrument_ids },
         fields: body.fields,
@@ -40,7 +42,7 @@ export function referenceHandlers(duck: DuckStore): Record<string, OperationHand
 
     getReferenceUniverse: async (ctx) => {
       const contentType = negotiate(ctx);
-      return answer(duck, contentType, {
+      return answer(duck, tenants, contentType, {
         tenantId: ctx.principal.tenantId,
         source: { kind: 'universe', name: queryOne(ctx.query.universe_name) },
         fields: queryList(ctx.query.fields),
