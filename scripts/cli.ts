@@ -1,10 +1,11 @@
 // `npm run cli -- <command>`: the platform team's tool for tenants and their credentials, and for
-// the data service's reference data. Uses DATABASE_URL, or the local database of a running
-// `npm start` (.data/platform.json); the data commands need no database.
+// the data service's reference data and tenant universes. Uses DATABASE_URL, or the local database
+// of a running `npm start` (.data/platform.json); `data sample` and `data ingest` need no database.
 import { existsSync, readFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import knex, { type Knex } from 'knex';
+import pg from 'pg';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
@@ -14,6 +15,8 @@ import { ingestReferenceData, pruneReferenceFiles } from '../data-service/src/in
 import { consoleProgress } from '../data-service/src/ingest/progress.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { writeTenantData } from '../data-service/src/tenant-data/postgres.ts';
+import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '../data-service/src/tenant-data/universes.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -29,6 +32,16 @@ async function withDb<T>(work: (db: Knex) => Promise<T>): Promise<void> {
     if (result !== undefined) console.log(JSON.stringify(result, null, 2));
   } finally {
     await db.destroy();
+  }
+}
+
+/** For the data service's tables, written with its own code (data-service/src/tenant-data/). */
+async function withPool<T>(work: (pool: pg.Pool) => Promise<T>): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl(), max: 1 });
+  try {
+    console.log(JSON.stringify(await work(pool), null, 2));
+  } finally {
+    await pool.end();
   }
 }
 
@@ -155,6 +168,45 @@ data
       progress.finish();
     }
   });
+
+const universe = data.command('universe').description("a tenant's own universes, in the management database; every data-service replica serves a change from its next request");
+const universeName = (name: string) => {
+  if (!UNIVERSE_NAME.test(name)) throw new InvalidArgumentError('A universe name is 1 to 64 letters, digits, _ or -.');
+  return name;
+};
+universe
+  .command('set <tenant> <NAME> <file>')
+  .description("make the ISINs of <file> (one per line, or a CSV with an ISIN column) the members of the tenant's universe NAME, replacing its earlier members; every ISIN is checked and nothing is written when one is bad")
+  .action(async (tenantId: string, name: string, file: string) => {
+    universeName(name);
+    const isins = parseUniverseMembers(await readFile(file, 'utf8'));
+    return withPool(async (pool) => {
+      const { result, version } = await writeTenantData(pool, tenantId, (client) => setUniversePg(client, tenantId, name, isins));
+      return { tenant: tenantId, universe: name, members: result, version };
+    });
+  });
+universe
+  .command('remove <tenant> <NAME>')
+  .description("drop the tenant's universe NAME")
+  .action((tenantId: string, name: string) => {
+    universeName(name);
+    return withPool(async (pool) => {
+      const { result, version } = await writeTenantData(pool, tenantId, (client) => removeUniversePg(client, tenantId, name), (n) => n > 0);
+      return { tenant: tenantId, universe: name, removed: result, ...(version === undefined ? {} : { version }) };
+    });
+  });
+universe
+  .command('list <tenant>')
+  .description("the tenant's universes and their member counts")
+  .action((tenantId: string) =>
+    withPool(async (pool) => {
+      const { rows } = await pool.query<{ universe: string; members: number }>(
+        'select universe_name as universe, count(*)::int as members from data_universes where tenant_id = $1 group by universe_name order by universe_name',
+        [tenantId],
+      );
+      return rows;
+    }),
+  );
 
 program
   .command('signing-key')
