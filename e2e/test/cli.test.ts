@@ -36,7 +36,8 @@ describe('platform team CLI', function () {
 
     const data = dataClient(platform.dataUrl, 'acme-bank', api.api_key);
     const res = await data.POST('/data/reference/query/', { body: { instrument_ids: ['US0378331005'], fields: ['NAME'], fields_extra: [] } });
-    assert.equal(res.response.status, 501, 'authenticated; the operation itself is not built yet');
+    assert.equal(res.response.status, 200, 'the new API key is accepted');
+    assert.deepEqual(res.data, { data: {}, meta: null }, 'an ISIN outside the reference data is absent');
   });
 
   it("configures and removes a tenant's event destination", async () => {
