@@ -8,3 +8,4 @@ export * from './lifecycle.ts';
 export * from './http/app.ts';
 export * from './http/contract.ts';
 export * from './http/server.ts';
+export * from './idempotency.ts';

@@ -1,4 +1,5 @@
 import knex, { type Knex } from 'knex';
+import type { Sql } from '@platform/shared';
 
 export type Db = Knex;
 
@@ -9,3 +10,9 @@ export function createDb(databaseUrl: string, poolMax: number): Db {
 export async function databaseAnswers(db: Db): Promise<void> {
   await db.raw('select 1');
 }
+
+/** Statements written for the shared stores (`$1`, `$2`, … in order) run through knex, which binds `?`. */
+export const knexSql =
+  (trx: Knex.Transaction | Knex): Sql =>
+  async (text, values) =>
+    trx.raw(text.replace(/\$\d+/g, '?'), values as Knex.RawBinding[]);

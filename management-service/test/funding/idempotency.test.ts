@@ -5,7 +5,8 @@ import { testNatsUrl } from '../../../scripts/test-support/database.ts';
 import { assertProblem, call } from '../../../scripts/test-support/http.ts';
 import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
 import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '../../../scripts/test-support/platform.ts';
-import { deleteExpiredKeys } from '../../src/store/idempotency.ts';
+import { deleteExpiredKeys } from '@platform/shared';
+import { knexSql } from '../../src/store/db.ts';
 
 describe('Idempotency-Key (decisions §7)', function () {
   this.timeout(90_000);
@@ -135,7 +136,7 @@ describe('Idempotency-Key (decisions §7)', function () {
     await platform.database.db('idempotency_keys').whereIn('key', ['expire-1', 'expire-2']).update({ expires_at: platform.database.db.raw(`now() - interval '1 second'`) });
     const rerun = await api('POST', '/events/deposit/', depositBody(id, '2', 'exp-c'), { 'Idempotency-Key': 'expire-1' });
     assert.deepEqual([rerun.status, rerun.headers.get('idempotency-replayed')], [201, null]);
-    assert.ok((await deleteExpiredKeys(platform.database.db)) >= 1);
+    assert.ok((await deleteExpiredKeys(knexSql(platform.database.db))) >= 1);
     assert.deepEqual((await platform.database.db('idempotency_keys').whereIn('key', ['expire-1', 'expire-2']).select('key')).map((r) => r.key), ['expire-1']);
     assert.equal(await cash(id), 4);
   });
