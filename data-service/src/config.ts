@@ -15,6 +15,8 @@ export const dataSettings = {
   SAMPLE_INSTRUMENTS: { description: 'instruments of the generated sample universe', default: 5_000, parse: parsers.integer(10, 1_000_000) },
   SAMPLE_YEARS: { description: 'years of daily prices of the generated sample universe', default: 10, parse: parsers.integer(1, 30) },
   DATABASE_URL: { description: 'Postgres URL of the management database: reads tenants and API keys, reads and writes its data_* tables (tenant data)', required: true, secret: true, parse: parsers.url('postgres', 'postgresql') },
+  IDEMPOTENCY_RETENTION_DAYS: { description: "days a custom-data write's answer is kept for replay under its Idempotency-Key (the management service's job removes expired keys)", default: 7, parse: parsers.integer(1, 365) },
+  IDEMPOTENCY_WAIT_MS: { description: 'how long a write waits for a running one with the same Idempotency-Key before answering 409', default: 5_000, parse: parsers.integer(0, 60_000) },
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections (every request reads its tenant\'s data version)', default: 10, parse: parsers.integer(1, 500) },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   API_KEY_CACHE_MS: { description: 'how long a verified API key is trusted before it is checked again', default: 30_000, parse: parsers.integer(0, 3_600_000) },

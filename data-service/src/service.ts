@@ -29,6 +29,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     const app = await createDataApp({
       duck,
       tenants: new TenantCache(pool, duck, logger),
+      idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
       nats,
       verifier: createApiKeyVerifier(pool, config.API_KEY_CACHE_MS),
       // Also not ready before the management service has migrated the data service's tables.

@@ -322,10 +322,7 @@ describe('data interface through the generated client, on the sample universe', 
     assert.equal((name.error as { code: string }).code, 'invalid_parameter');
   });
 
-  // Contract mismatch (in the contract itself): its description makes a request whose only
-  // violations are in query parameters a 400 `invalid_parameter`, and the service answers so, but
-  // getXrayUniverse, getReferenceUniverse and listInspirations list no 400 response.
-  it.skip('documents the 400 invalid_parameter of query parameters on every operation that takes them', async () => {
+  it('documents the 400 invalid_parameter of query parameters on every operation that takes them', async () => {
     const split = await client.GET('/xray/universe/', { params: { query: { universe_name: 'GLOBAL', fields: ['VALUE_STARS'], group_split_type: 'CONTINENT' as 'REGION' } } });
     shapes.problem('/xray/universe/', 'get', split, 400, 'invalid_parameter');
     const name = await client.GET('/data/reference/universe/', { params: { query: { universe_name: 'no spaces allowed', fields: ['NAME'] } } });
@@ -334,11 +331,7 @@ describe('data interface through the generated client, on the sample universe', 
     shapes.problem('/inspiration/', 'get', id, 400, 'invalid_parameter');
   });
 
-  // Contract mismatch: the contract gives the custom-data writes an Idempotency-Key (a replay answers
-  // the stored result with `Idempotency-Replayed: true`; the key with another body is a 422
-  // `idempotency_key_reused`). The data service ignores the header: the replay runs again (200, no
-  // Idempotency-Replayed) and the other body is applied (200).
-  it.skip('replays a custom-data write sent again with the same Idempotency-Key, and refuses the key with another body', async () => {
+  it('replays a custom-data write sent again with the same Idempotency-Key, and refuses the key with another body', async () => {
     const c = await newClient();
     const path = '/data/custom/reference/batch/';
     const body = { data: [{ instrument_id: picks[0]!, reference_data: { esg_score: 5 } }] };

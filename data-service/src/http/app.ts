@@ -4,6 +4,7 @@ import type { DataPrincipal } from '../auth/api-keys.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
 import type { TenantCache } from '../tenant-data/cache.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
+import type { IdempotencyOptions } from './idempotency.ts';
 import { inspirationHandlers } from './handlers/inspirations.ts';
 import { referenceHandlers } from './handlers/reference.ts';
 import { searchHandlers } from './handlers/search.ts';
@@ -14,6 +15,7 @@ export type DataDeps = {
   duck: DuckStore;
   /** The tenants' data: Postgres, cached in `duck`. */
   tenants: TenantCache;
+  idempotency: IdempotencyOptions;
   nats: NatsConnection;
   verifier: { tenantId: (req: Request) => Promise<string>; apiKey: (req: Request) => Promise<DataPrincipal> };
   /** Resolves when Postgres (API keys, the tenants' data) answers. */
@@ -28,7 +30,7 @@ export async function createDataApp(deps: DataDeps) {
     definition: await loadContract('data'),
     handlers: {
       ...referenceHandlers(deps.duck, deps.tenants),
-      ...customReferenceHandlers(deps.duck, deps.tenants),
+      ...customReferenceHandlers(deps.duck, deps.tenants, deps.idempotency),
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),
       ...searchHandlers(deps.duck, deps.tenants),

@@ -1,4 +1,4 @@
-import type { OperationHandler } from '@platform/shared';
+import type { HandlerContext, OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { parseCustomReferenceCsv } from '../../custom/csv.ts';
 import { clearValues, readValuesJson, removeValues, storedKeys, upsertValues, type CustomValue, type CustomValues } from '../../custom/store.ts';
@@ -7,47 +7,53 @@ import { collectValues } from '../../custom/values.ts';
 import { unknownField } from '../../reference/fields.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 import type { TenantCache } from '../../tenant-data/cache.ts';
+import { keyedWrites, type IdempotencyOptions } from '../idempotency.ts';
 
+type Ctx = HandlerContext<DataPrincipal>;
 type BatchBody = { data: { instrument_id: string; reference_data: Record<string, CustomValue> }[] };
 type QueryBody = { instrument_ids?: string[]; keys?: string[] };
 type RemoveBody = { instrument_ids: string[]; keys?: string[] };
 
 /** Custom reference data of a tenant: batch, CSV, query, remove, clear (decisions §12). */
-export function customReferenceHandlers(duck: DuckStore, tenants: TenantCache): Record<string, OperationHandler<DataPrincipal>> {
-  const upsert = (tenantId: string, values: CustomValues) =>
-    tenants.write(tenantId, {
-      postgres: (client) => upsertValuesPg(client, tenantId, values),
-      changed: (n) => n > 0,
-      local: (conn) => upsertValues(conn, tenantId, values),
-    });
-  /** Removes the given keys (all when none are given) of the given instruments, or without instruments every value of the tenant. */
-  const remove = (tenantId: string, isins?: readonly string[], keys?: readonly string[]) =>
-    tenants.write(tenantId, {
-      postgres: (client) => (isins ? removeValuesPg(client, tenantId, isins, keys) : clearValuesPg(client, tenantId)),
-      changed: (n) => n > 0,
-      local: (conn) => (isins ? removeValues(conn, tenantId, isins, keys) : clearValues(conn, tenantId)),
-    });
+export function customReferenceHandlers(duck: DuckStore, tenants: TenantCache, idempotency: IdempotencyOptions): Record<string, OperationHandler<DataPrincipal>> {
+  const write = keyedWrites(tenants, idempotency);
   const upserted = (n: number) => ({ status: 200, body: { data: { upserted: n }, meta: null } });
   const removed = (n: number) => ({ status: 200, body: { data: { removed: n }, meta: null } });
+  const upsert = (ctx: Ctx, values: CustomValues) => {
+    const tenantId = ctx.principal.tenantId;
+    return write(ctx, { postgres: (client) => upsertValuesPg(client, tenantId, values), local: (conn) => upsertValues(conn, tenantId, values) }, upserted);
+  };
+  /** Removes the given keys (all when none are given) of the given instruments, or without instruments every value of the tenant. */
+  const remove = (ctx: Ctx, isins?: readonly string[], keys?: readonly string[]) => {
+    const tenantId = ctx.principal.tenantId;
+    return write(
+      ctx,
+      {
+        postgres: (client) => (isins ? removeValuesPg(client, tenantId, isins, keys) : clearValuesPg(client, tenantId)),
+        local: (conn) => (isins ? removeValues(conn, tenantId, isins, keys) : clearValues(conn, tenantId)),
+      },
+      removed,
+    );
+  };
 
   return {
-    upsertCustomReference: async ({ body, principal }) => {
+    upsertCustomReference: async (ctx) => {
       const values = collectValues(
-        (body as BatchBody).data,
+        (ctx.body as BatchBody).data,
         (e) => ({ isin: e.instrument_id, values: Object.entries(e.reference_data) }),
         (i, key) => ['body', 'data', i, 'reference_data', key],
       );
-      return upserted(await upsert(principal.tenantId, values));
+      return upsert(ctx, values);
     },
 
-    uploadCustomReferenceCsv: async ({ body, principal }) => {
-      const { rows } = parseCustomReferenceCsv(typeof body === 'string' ? body : '');
+    uploadCustomReferenceCsv: async (ctx) => {
+      const { rows } = parseCustomReferenceCsv(typeof ctx.body === 'string' ? ctx.body : '');
       const values = collectValues(
         rows,
         (r) => ({ isin: r.isin, values: r.values }),
         (i, key) => ['body', rows[i]!.row, key],
       );
-      return upserted(await upsert(principal.tenantId, values));
+      return upsert(ctx, values);
     },
 
     queryCustomReference: async ({ body, principal }) => {
@@ -64,11 +70,11 @@ export function customReferenceHandlers(duck: DuckStore, tenants: TenantCache): 
       return { status: 200, body: Buffer.from(json, 'utf8'), contentType: 'application/json; charset=utf-8' };
     },
 
-    removeCustomReference: async ({ body, principal }) => {
-      const { instrument_ids: isins, keys } = body as RemoveBody;
-      return removed(await remove(principal.tenantId, isins, keys));
+    removeCustomReference: async (ctx) => {
+      const { instrument_ids: isins, keys } = ctx.body as RemoveBody;
+      return remove(ctx, isins, keys);
     },
 
-    clearCustomReference: async ({ principal }) => removed(await remove(principal.tenantId)),
+    clearCustomReference: async (ctx) => remove(ctx),
   };
 }
