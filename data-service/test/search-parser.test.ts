@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { InvalidExpression, UnknownValue } from '../src/domain/errors.ts';
 import type { Filter } from '../src/search/ast.ts';
-import { compileFilter, Params } from '../src/search/compile.ts';
+import { compileFilter, filterFields, Params } from '../src/search/compile.ts';
 import { parseFilter } from '../src/search/parser.ts';
 
 const LOC = ['body', 'query', 'xray'];
@@ -116,6 +116,11 @@ describe('smart-search filter compiler', () => {
     const { sql, values } = compile('($VALUE_STARS >= 4 | $GROWTH_STARS == 5) & $SIZE_STARS != 1');
     assert.equal(sql, '(((s.value_stars >= $1::double) or (s.growth_stars = $2::double)) and (s.size_stars != $3::double))');
     assert.deepEqual(values, [4, 5, 1]);
+  });
+
+  it('lists the fields a filter compares, each once', () => {
+    assert.deepEqual(filterFields(parse('($VALUE_STARS >= 4 | $GROWTH_STARS == 5) & $VALUE_STARS != 1')), ['VALUE_STARS', 'GROWTH_STARS']);
+    assert.deepEqual(filterFields(parse('$SIZE_STARS < 2')), ['SIZE_STARS']);
   });
 
   it('never puts filter text into SQL', () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { Params } from '../src/search/compile.ts';
+import { scopeSql } from '../src/search/scope.ts';
 import { applySchema } from '../src/store/duckdb.ts';
 import { FACTORS, GROUP_SPLITS, starsColumn, type GroupSplitType, type XrayFactor } from '../src/xray/factors.ts';
 import { starsSql } from '../src/xray/stars.ts';
@@ -141,5 +143,22 @@ describe('X-Ray stars SQL against the formula counted in TypeScript', () => {
     const got = await sqlStars(instruments, all, all, 'REGION', ['GROWTH_STARS', 'VALUE_STARS'], false);
     // VALUE 1, 2 → 1 + ⌊5·0.5/2⌋ = 2 and 1 + ⌊5·1.5/2⌋ = 4; GROWTH tied → 1 + ⌊5·1/2⌋ = 3. Columns in FACTORS order.
     assert.deepEqual(got, new Map([['XT0000000001', [2, 3]], ['XT0000000002', [4, 3]], ['XT0000000003', [null, null]]]));
+  });
+});
+
+describe('search scope: the stars of the factors named only', () => {
+  const scope = (stars: XrayFactor[]) => scopeSql('ref_1', 'tenant', { split: 'SECTOR' }, new Params(), stars);
+
+  it('computes no stars when no factor is named', () => {
+    const { with: ctes, from } = scope([]);
+    assert.doesNotMatch(ctes, /stars|factor_metrics|over \(/);
+    assert.doesNotMatch(from, /stars/);
+  });
+
+  it('computes the named factors and no other', () => {
+    const { with: ctes, from } = scope(['GROWTH_STARS']);
+    assert.match(ctes, /as growth_stars/);
+    assert.equal(ctes.match(/_stars\b/g)?.length, 1);
+    assert.match(from, /left join stars s on s\.isin = a\.isin/);
   });
 });

@@ -1,9 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { components } from '@platform/shared/generated/data';
 import type { Loc } from '../domain/errors.ts';
-import { compileFilter, Params } from '../search/compile.ts';
+import { compileFilter, filterFields, Params } from '../search/compile.ts';
 import { parseFilter } from '../search/parser.ts';
 import { scopeSql } from '../search/scope.ts';
+import { isFactor, type XrayFactor } from '../xray/factors.ts';
 import type { InspirationDefinition } from './builtins.ts';
 
 export type Inspiration = components['schemas']['Inspiration'];
@@ -16,16 +17,19 @@ export function checkInspirationFilter(xray: string, loc: Loc): void {
 /**
  * The instruments of each definition: those of all the tenant's universes together whose stars
  * (ranked over that same set, one group) pass its X-Ray filter, ordered by ISIN. One query for all
- * definitions: a boolean column per definition.
+ * definitions: a boolean column per definition, and the stars of the factors their filters name.
  */
 export async function withInstruments(conn: DuckDBConnection, ref: string, tenant: string, definitions: InspirationDefinition[]): Promise<Inspiration[]> {
   if (definitions.length === 0) return [];
   const params = new Params();
+  const stars = new Set<XrayFactor>();
   const tests = definitions.map((d) => {
     const loc = ['inspiration', d.id, 'query', 'xray'];
-    return `coalesce(${compileFilter(parseFilter(d.query.xray, loc), 'xray', params, loc, d.query.xray)}, false)`;
+    const filter = parseFilter(d.query.xray, loc);
+    filterFields(filter).filter(isFactor).forEach((name) => stars.add(name));
+    return `coalesce(${compileFilter(filter, 'xray', params, loc, d.query.xray)}, false)`;
   });
-  const { with: ctes, from } = scopeSql(ref, tenant, {}, params, true);
+  const { with: ctes, from } = scopeSql(ref, tenant, {}, params, [...stars]);
   const sql = `${ctes}
     select * from (select a.isin, i.name, ${tests.map((t, k) => `${t} as m${k}`).join(', ')} ${from})
     where ${tests.map((_, k) => `m${k}`).join(' or ')}

@@ -44,6 +44,17 @@ export function compileFilter(filter: Filter, kind: FieldKind, params: Params, l
   return walk(filter);
 }
 
+/** The field names a parsed filter compares, each once, in order of appearance. */
+export function filterFields(filter: Filter): string[] {
+  const names = new Set<string>();
+  const walk = (f: Filter): void => {
+    if (f.type === 'compare') names.add(f.field);
+    else f.items.forEach(walk);
+  };
+  walk(filter);
+  return [...names];
+}
+
 function isDate(text: string): boolean {
   const m = DATE.exec(text);
   if (!m) return false;

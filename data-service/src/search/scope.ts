@@ -1,4 +1,4 @@
-import type { GroupSplitType } from '../xray/factors.ts';
+import type { GroupSplitType, XrayFactor } from '../xray/factors.ts';
 import { starsSql } from '../xray/stars.ts';
 import { universeSql } from '../xray/universes.ts';
 import type { Params } from './compile.ts';
@@ -15,11 +15,12 @@ export type SearchScope = {
 /**
  * The common part of a search query: CTEs and the FROM clause that give every instrument of the
  * instrument universe as `a` (isin), its reference data as `i` (null for an instrument the
- * reference data does not know) and, when `stars` is asked for, its X-Ray stars as `s`.
+ * reference data does not know) and, when `stars` names factors, their X-Ray stars as `s` (the
+ * stars of no other factor are computed; none at all when it is empty).
  * `overrides`: reference fields (lower case) for which the tenant stored custom values; those win
  * over the provider's, as in reference answers. Stars rank and group on the provider's data.
  */
-export function scopeSql(ref: string, tenant: string, scope: SearchScope, params: Params, stars: boolean, overrides: readonly string[] = []): { with: string; from: string } {
+export function scopeSql(ref: string, tenant: string, scope: SearchScope, params: Params, stars: readonly XrayFactor[], overrides: readonly string[] = []): { with: string; from: string } {
   const ctes = [`answer as (select isin from ${universeSql(ref, tenant, scope.instrumentUniverse, params)})`];
   let instruments = `${ref}.instruments`;
   if (overrides.length > 0) {
@@ -31,12 +32,12 @@ export function scopeSql(ref: string, tenant: string, scope: SearchScope, params
     instruments = 'inst';
   }
   let from = `from answer a left join ${instruments} i on i.isin = a.isin`;
-  if (stars) {
+  if (stars.length > 0) {
     const norm = scope.normalizationUniverse === undefined || scope.normalizationUniverse === scope.instrumentUniverse
       ? 'answer'
       : 'norm';
     if (norm === 'norm') ctes.push(`norm as (select isin from ${universeSql(ref, tenant, scope.normalizationUniverse, params)})`);
-    ctes.push(`stars as (${starsSql(ref, scope.split, norm, 'answer')})`);
+    ctes.push(`stars as (${starsSql(ref, scope.split, norm, 'answer', stars)})`);
     from += ' left join stars s on s.isin = a.isin';
   }
   return { with: `with ${ctes.join(',\n')}`, from };

@@ -1,9 +1,9 @@
 import type { components } from '@platform/shared/generated/data';
 import { InvalidValue, UnknownValue, type Loc } from '../domain/errors.ts';
 import type { DuckStore } from '../store/duckdb.ts';
-import type { GroupSplitType } from '../xray/factors.ts';
+import { isFactor, type GroupSplitType, type XrayFactor } from '../xray/factors.ts';
 import { assertUniverses } from '../xray/universes.ts';
-import { compileFilter, Params } from './compile.ts';
+import { compileFilter, filterFields, Params } from './compile.ts';
 import { allowed, FIELDS, type FieldKind } from './fields.ts';
 import { parseFilter } from './parser.ts';
 import { OVERRIDABLE, scopeSql } from './scope.ts';
@@ -27,20 +27,25 @@ export async function smartSearch(duck: DuckStore, tenant: string, request: Smar
   // Filters are compiled before any I/O: a bad request fails without touching the store. The
   // placeholders they bind come first; the scope's follow (positional `$n` may appear in any order).
   const params = new Params();
+  // The factors whose stars the query reads: no others are computed.
+  const stars = new Set<XrayFactor>();
   const where = KINDS.flatMap((kind) => {
     const text = request.query[kind];
     if (text === undefined) return [];
     const loc: Loc = ['body', 'query', kind];
-    return [compileFilter(parseFilter(text, loc), kind, params, loc, text)];
+    const filter = parseFilter(text, loc);
+    const sql = compileFilter(filter, kind, params, loc, text);
+    if (kind === 'xray') filterFields(filter).filter(isFactor).forEach((name) => stars.add(name));
+    return [sql];
   });
   const sorting = checkSorting(request.sorting_variables);
+  sorting.sortingOrder.filter(isFactor).forEach((name) => stars.add(name));
 
   return duck.use(async ({ conn, ref }) => {
     await assertUniverses(conn, ref, tenant, [scope.instrumentUniverse, scope.normalizationUniverse]);
-    const needsStars = request.query.xray !== undefined || sorting.xray.length > 0;
     const stored = (await conn.runAndReadAll('select distinct key from custom_reference where tenant_id = $1 order by key', [tenant])).getRows();
     const overrides = stored.map(([key]) => String(key)).filter((key) => OVERRIDABLE.has(key));
-    const { with: ctes, from } = scopeSql(ref, tenant, scope, params, needsStars, overrides);
+    const { with: ctes, from } = scopeSql(ref, tenant, scope, params, [...stars], overrides);
     const direction = sorting.ascending ? 'asc' : 'desc';
     const orderBy = [...sorting.order.map((key) => `${key} ${direction} nulls last`), 'a.isin asc'];
     const sql = `${ctes}
