@@ -38,6 +38,10 @@ export class BoundedCache<V> {
     try {
       const value = await entry.value;
       if (this.entries.get(key) === entry) {
+        // Now the most recently used: a computation that used other entries (and so refreshed
+        // them) while it ran is not the first to go.
+        this.entries.delete(key);
+        this.entries.set(key, entry);
         entry.weight = this.weigh(value);
         this.weight += entry.weight;
         this.evict();

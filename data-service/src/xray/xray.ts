@@ -1,9 +1,12 @@
-import type { DuckStore } from '../store/duckdb.ts';
+import type { DuckSession, DuckStore } from '../store/duckdb.ts';
 import { Params } from '../search/compile.ts';
+import { encodeXrayAnswer, type StarsTable } from './answer.ts';
 import { BoundedCache } from './cache.ts';
-import { FACTORS, starsColumn, type GroupSplitType } from './factors.ts';
+import { FACTORS, starsColumn, type GroupSplitType, type XrayFactor } from './factors.ts';
 import { starsSql } from './stars.ts';
 import { assertUniverses, universeSql } from './universes.ts';
+
+export { starsOf, type StarsTable } from './answer.ts';
 
 export type XrayRequest = {
   /** Universe whose instruments are answered. */
@@ -15,28 +18,30 @@ export type XrayRequest = {
   split?: GroupSplitType;
 };
 
-/** Stars of each instrument (by ISIN, in ISIN order), one byte per factor in FACTORS order, 0 for null (compact: it is cached). */
-export type StarsTable = Map<string, Uint8Array>;
-
-/** The stars of `factor` (its index in FACTORS) in a StarsTable row. */
-export const starsOf = (row: Uint8Array, factor: number): number | null => row[factor] || null;
-
-/** Cache bounds: entries, and instrument rows over all entries (about 100 bytes each). */
+/**
+ * Cache bounds: entries, and weight over all entries in instrument rows (about 100 bytes each): a
+ * stars table weighs its rows, an encoded answer its bytes / 100.
+ */
 export type XrayLimits = { entries: number; rows: number };
+
+const ROW_BYTES = 100;
 
 /**
  * X-Ray stars of a tenant's universe, cached per (tenant, parameters, reference data version,
  * version of the tenant's data). All eight factors are computed and cached together; the caller
- * picks the fields it needs.
+ * picks the fields it needs. The encoded answer of each field set asked for is cached beside the
+ * stars, within the same bounds, so that a repeated request is a copy of bytes.
  */
 export class XrayService {
-  private readonly cache: BoundedCache<StarsTable>;
+  private readonly cache: BoundedCache<StarsTable | Buffer>;
 
   constructor(
     private readonly duck: DuckStore,
     limits: XrayLimits = { entries: 256, rows: 1_000_000 },
   ) {
-    this.cache = new BoundedCache({ entries: limits.entries, weight: limits.rows }, (table) => table.size + 1);
+    this.cache = new BoundedCache({ entries: limits.entries, weight: limits.rows }, (value) =>
+      value instanceof Map ? value.size + 1 : Math.ceil(value.byteLength / ROW_BYTES) + 1,
+    );
   }
 
   /**
@@ -45,43 +50,61 @@ export class XrayService {
    * changes it, so results computed before are never served after. (0: the tenant has no data.)
    */
   universeStars(tenant: string, request: XrayRequest, tenantVersion = 0): Promise<StarsTable> {
-    return this.duck.use(async ({ conn, ref, version }) => {
-      const { universe, instrumentUniverse, normalizationUniverse, split } = request;
-      await assertUniverses(conn, ref, tenant, [universe, instrumentUniverse, normalizationUniverse]);
-      const key = JSON.stringify([tenant, universe, instrumentUniverse ?? universe, normalizationUniverse ?? universe, split ?? null, tenantVersion]);
-      return this.cache.get(version, key, async () => {
-        const params = new Params();
-        const narrowed = instrumentUniverse !== undefined && instrumentUniverse !== universe;
-        const answer = narrowed
-          ? `select isin from ${universeSql(ref, tenant, universe, params)} intersect select isin from ${universeSql(ref, tenant, instrumentUniverse, params)}`
-          : `select isin from ${universeSql(ref, tenant, universe, params)}`;
-        // Ranked among the answered instruments themselves: one relation (starsSql's shorter form).
-        const own = !narrowed && (normalizationUniverse === undefined || normalizationUniverse === universe);
-        const ctes = own ? `with answer as (${answer})` : `with norm as (select isin from ${universeSql(ref, tenant, normalizationUniverse ?? universe, params)}),
-          answer as (${answer})`;
-        // Three bits per factor in one integer: one column to read instead of eight.
-        const packed = FACTORS.map((f, k) => `(coalesce(${starsColumn(f.field)}, 0) << ${3 * k})`).join(' | ');
-        const sql = `${ctes}
-          select isin, (${packed})::integer as stars from (${starsSql(ref, split, own ? 'answer' : 'norm', 'answer')}) order by isin`;
-        const chunks = await (await conn.run(sql, params.values)).fetchAllChunks();
-        const rows = new Uint8Array(chunks.reduce((n, chunk) => n + chunk.rowCount, 0) * FACTORS.length);
-        const table: StarsTable = new Map();
-        let r = 0;
-        for (const chunk of chunks) {
-          const isins = chunk.getColumnValues(0);
-          const stars = chunk.getColumnValues(1) as number[];
-          for (let i = 0; i < isins.length; i++, r++) {
-            const row = rows.subarray(r * FACTORS.length, (r + 1) * FACTORS.length);
-            for (let k = 0; k < FACTORS.length; k++) row[k] = (stars[i]! >> (3 * k)) & 7;
-            table.set(String(isins[i]), row);
-          }
-        }
-        return table;
-      });
+    return this.duck.use(async (session) => this.stars(session, tenant, request, await this.key(session, tenant, request, tenantVersion)));
+  }
+
+  /** The JSON body of GET /xray/universe/ with `fields` (see encodeXrayAnswer), cached per field list. */
+  universeAnswer(tenant: string, request: XrayRequest, fields: readonly XrayFactor[], tenantVersion = 0): Promise<Buffer> {
+    return this.duck.use(async (session) => {
+      const key = await this.key(session, tenant, request, tenantVersion);
+      const columns = [...new Set(fields)];
+      // Stars keys are JSON arrays: an answer's key never equals one.
+      const answerKey = `answer ${JSON.stringify(columns)} ${key}`;
+      return this.cache.get(session.version, answerKey, async () => encodeXrayAnswer(await this.stars(session, tenant, request, key), columns)) as Promise<Buffer>;
     });
   }
 
   stats() {
     return this.cache.stats();
+  }
+
+  /** Checks the universes (NotFound) and gives the cache key of the stars. */
+  private async key({ conn, ref }: DuckSession, tenant: string, request: XrayRequest, tenantVersion: number): Promise<string> {
+    const { universe, instrumentUniverse, normalizationUniverse, split } = request;
+    await assertUniverses(conn, ref, tenant, [universe, instrumentUniverse, normalizationUniverse]);
+    return JSON.stringify([tenant, universe, instrumentUniverse ?? universe, normalizationUniverse ?? universe, split ?? null, tenantVersion]);
+  }
+
+  private stars({ conn, ref, version }: DuckSession, tenant: string, request: XrayRequest, key: string): Promise<StarsTable> {
+    return this.cache.get(version, key, async (): Promise<StarsTable> => {
+      const { universe, instrumentUniverse, normalizationUniverse, split } = request;
+      const params = new Params();
+      const narrowed = instrumentUniverse !== undefined && instrumentUniverse !== universe;
+      const answer = narrowed
+        ? `select isin from ${universeSql(ref, tenant, universe, params)} intersect select isin from ${universeSql(ref, tenant, instrumentUniverse, params)}`
+        : `select isin from ${universeSql(ref, tenant, universe, params)}`;
+      // Ranked among the answered instruments themselves: one relation (starsSql's shorter form).
+      const own = !narrowed && (normalizationUniverse === undefined || normalizationUniverse === universe);
+      const ctes = own ? `with answer as (${answer})` : `with norm as (select isin from ${universeSql(ref, tenant, normalizationUniverse ?? universe, params)}),
+          answer as (${answer})`;
+      // Three bits per factor in one integer: one column to read instead of eight.
+      const packed = FACTORS.map((f, k) => `(coalesce(${starsColumn(f.field)}, 0) << ${3 * k})`).join(' | ');
+      const sql = `${ctes}
+        select isin, (${packed})::integer as stars from (${starsSql(ref, split, own ? 'answer' : 'norm', 'answer')}) order by isin`;
+      const chunks = await (await conn.run(sql, params.values)).fetchAllChunks();
+      const rows = new Uint8Array(chunks.reduce((n, chunk) => n + chunk.rowCount, 0) * FACTORS.length);
+      const table: StarsTable = new Map();
+      let r = 0;
+      for (const chunk of chunks) {
+        const isins = chunk.getColumnValues(0);
+        const stars = chunk.getColumnValues(1) as number[];
+        for (let i = 0; i < isins.length; i++, r++) {
+          const row = rows.subarray(r * FACTORS.length, (r + 1) * FACTORS.length);
+          for (let k = 0; k < FACTORS.length; k++) row[k] = (stars[i]! >> (3 * k)) & 7;
+          table.set(String(isins[i]), row);
+        }
+      }
+      return table;
+    }) as Promise<StarsTable>;
   }
 }
