@@ -224,7 +224,9 @@ function send(res: Response, result: HandlerResult): void {
   if (result.body === undefined) {
     res.end();
   } else if (Buffer.isBuffer(result.body) || result.body instanceof Uint8Array) {
-    res.type(result.contentType ?? 'application/octet-stream').send(Buffer.from(result.body));
+    // A Buffer view of the bytes, not a copy (cached answers run to megabytes).
+    const bytes = Buffer.isBuffer(result.body) ? result.body : Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+    res.type(result.contentType ?? 'application/octet-stream').send(bytes);
   } else {
     res.type(result.contentType ?? 'application/json').send(JSON.stringify(result.body));
   }
