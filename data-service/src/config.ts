@@ -21,6 +21,11 @@ export const dataSettings = {
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   API_KEY_CACHE_MS: { description: 'how long a verified API key is trusted before it is checked again', default: 30_000, parse: parsers.integer(0, 3_600_000) },
   BODY_LIMIT_BYTES: { description: 'largest accepted request body (reference queries of 100,000 ISINs are about 1.6 MB)', default: 8 * 1_048_576, parse: parsers.integer(1024, 1024 * 1_048_576) },
+  SIMULATION_MAX_CELLS: {
+    description: 'largest scenarios × steps × asset classes of one future performance simulation (10,000 scenarios × 30 years of daily steps × 2 classes is 219 million; about 25 ns each here)',
+    default: 250_000_000,
+    parse: parsers.integer(1, 10_000_000_000),
+  },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
 } as const;

@@ -30,6 +30,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       duck,
       tenants: new TenantCache(pool, duck, logger),
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
+      simulation: { maxCells: config.SIMULATION_MAX_CELLS },
       nats,
       verifier: createApiKeyVerifier(pool, config.API_KEY_CACHE_MS),
       // Also not ready before the management service has migrated the data service's tables.

@@ -393,6 +393,26 @@ describe('data interface through the generated client, on the sample universe', 
     assert.deepEqual(shapes.ok('/inspiration/definition/', 'get', await c.GET('/inspiration/definition/')), definitions);
   });
 
+  it("simulates future performance: the contract's example answers in the documented shape, reproducibly; a bad request is a 422 with its loc", async () => {
+    const path = '/performance/future/';
+    type Request = components['schemas']['FuturePerformanceRequest'];
+    const operation = (shapes.contract.paths?.[path] as { post: { requestBody: { content: Record<string, { example: Request }> } } }).post;
+    const example = operation.requestBody.content['application/json']!.example;
+    const body = { ...example, scenarios: 1000 };
+    const answer = shapes.ok(path, 'post', await client.POST(path, { body }));
+    const dates = ['2025-01-01', '2026-01-01', '2027-01-01'];
+    assert.deepEqual(answer.data.deposits.deposits, { '2025-01-01': 1050, '2026-01-01': 1650, '2027-01-01': 2250 }, 'the cumulative deposits of the example');
+    for (const q of ['0.05', '0.5', '0.95']) {
+      assert.deepEqual(Object.keys(answer.data.value[q]!), dates);
+      assert.equal(answer.data.value[q]!['2025-01-01'], 1050);
+      assert.equal(answer.data.return[q]!['2025-01-01'], 0);
+    }
+    assert.ok(answer.data.value['0.05']!['2027-01-01']! < answer.data.value['0.95']!['2027-01-01']!);
+    assert.deepEqual(shapes.ok(path, 'post', await client.POST(path, { body })), answer, 'the same seed gives the same answer');
+    const late = await client.POST(path, { body: { ...body, end_date: '2024-12-31' } });
+    assert.deepEqual(shapes.problem(path, 'post', late, 422, 'validation_failed').errors?.[0]?.loc, ['body', 'end_date']);
+  });
+
   it("keeps each tenant's custom values and definitions to itself", async () => {
     const [a, b] = [await platform.tenant(), await platform.tenant()];
     const asA = dataClient(platform.dataUrl, a.tenantId, a.apiKey);

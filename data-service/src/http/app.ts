@@ -1,11 +1,13 @@
 import type { Request } from 'express';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
+import type { SimulationLimits } from '../simulation/request.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
 import type { TenantCache } from '../tenant-data/cache.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
 import type { IdempotencyOptions } from './idempotency.ts';
 import { inspirationHandlers } from './handlers/inspirations.ts';
+import { performanceHandlers } from './handlers/performance.ts';
 import { referenceHandlers } from './handlers/reference.ts';
 import { searchHandlers } from './handlers/search.ts';
 import { xrayHandlers } from './handlers/xray.ts';
@@ -16,6 +18,8 @@ export type DataDeps = {
   /** The tenants' data: Postgres, cached in `duck`. */
   tenants: TenantCache;
   idempotency: IdempotencyOptions;
+  /** Bounds of a future performance simulation. */
+  simulation: SimulationLimits;
   nats: NatsConnection;
   verifier: { tenantId: (req: Request) => Promise<string>; apiKey: (req: Request) => Promise<DataPrincipal> };
   /** Resolves when Postgres (API keys, the tenants' data) answers. */
@@ -34,6 +38,7 @@ export async function createDataApp(deps: DataDeps) {
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),
       ...searchHandlers(deps.duck, deps.tenants),
+      ...performanceHandlers(deps.duck, deps.simulation),
     },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,
