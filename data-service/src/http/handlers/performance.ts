@@ -1,18 +1,29 @@
-import { ProblemError, type OperationHandler } from '@platform/shared';
+import type { OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { futurePerformanceAnswer } from '../../simulation/answer.ts';
 import { simulate, type SimulationInput } from '../../simulation/engine.ts';
+import { estimateFromHistory } from '../../simulation/history.ts';
 import { randomSeed } from '../../simulation/random.ts';
 import { planSimulation, type FuturePerformanceRequest, type SimulationLimits } from '../../simulation/request.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
+import { commonCloses } from '../../store/price-history.ts';
 
-/** POST /performance/future/: Monte Carlo quantiles of the portfolio value (decisions §12). */
-export function performanceHandlers(_duck: DuckStore, limits: SimulationLimits): Record<string, OperationHandler<DataPrincipal>> {
+/**
+ * POST /performance/future/: Monte Carlo quantiles of the portfolio value (decisions §12). The
+ * request is checked in full before anything runs; historical mode reads the mapped instruments'
+ * closes from the reference data (the same for every tenant).
+ */
+export function performanceHandlers(duck: DuckStore, limits: SimulationLimits): Record<string, OperationHandler<DataPrincipal>> {
   return {
     simulateFuturePerformance: async ({ body }) => {
       const plan = planSimulation(body as FuturePerformanceRequest, limits, randomSeed);
-      if (plan.source.kind !== 'expected') throw new ProblemError(501, 'not_implemented', 'Historical returns (use_expected_returns: false) are not built yet.');
-      const input: SimulationInput = { ...plan.base, ...plan.source };
+      let input: SimulationInput;
+      if (plan.source.kind === 'expected') {
+        input = { ...plan.base, ...plan.source };
+      } else {
+        const { parameters, correlation } = estimateFromHistory(plan.classes, plan.source.isins, await commonCloses(duck, plan.source.isins));
+        input = { ...plan.base, shortTerm: parameters, longTerm: parameters, cutOffYears: 0, correlation };
+      }
       return { status: 200, body: futurePerformanceAnswer(simulate(input, plan.grid), plan.base.quantiles) };
     },
   };
