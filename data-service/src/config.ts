@@ -26,6 +26,11 @@ export const dataSettings = {
     default: 250_000_000,
     parse: parsers.integer(1, 10_000_000_000),
   },
+  SIMULATION_THREADS: {
+    description: 'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile)',
+    default: 1,
+    parse: parsers.integer(0, 256),
+  },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
 } as const;

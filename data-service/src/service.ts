@@ -4,6 +4,7 @@ import { createApiKeyVerifier } from './auth/api-keys.ts';
 import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
+import { simulationPool } from './workers/simulation-pool.ts';
 import { ensureReferenceData } from './store/ensure-reference.ts';
 import { TenantCache } from './tenant-data/cache.ts';
 
@@ -26,11 +27,12 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     }
     const pool = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX }), (p) => p.end());
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
+    const simulations = resources.add(simulationPool(config.SIMULATION_THREADS), (p) => p.close());
     const app = await createDataApp({
       duck,
       tenants: new TenantCache(pool, duck, logger),
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
-      simulation: { maxCells: config.SIMULATION_MAX_CELLS },
+      simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, runner: simulations },
       nats,
       verifier: createApiKeyVerifier(pool, config.API_KEY_CACHE_MS),
       // Also not ready before the management service has migrated the data service's tables.

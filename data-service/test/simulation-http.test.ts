@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { assertProblem } from '../../scripts/test-support/http.ts';
 import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { futurePerformanceAnswer } from '../src/simulation/answer.ts';
+import { simulate } from '../src/simulation/engine.ts';
+import { planSimulation, type FuturePerformanceRequest } from '../src/simulation/request.ts';
 import { dataClient } from './support/data-client.ts';
 
 // POST /performance/future/ over HTTP (expected returns): the vendor's sample in the contract's
@@ -80,11 +83,16 @@ describe('future performance over HTTP', function () {
     }
   });
 
-  it('answers byte-identical JSON for the same seed, and other numbers for another seed', async () => {
+  it('answers byte-identical JSON for the same seed (the engine\'s answer in process, to the byte), and other numbers for another seed', async () => {
     const [a, b, c] = await Promise.all([client.post(PATH, VENDOR), client.post(PATH, VENDOR), client.post(PATH, { ...VENDOR, seed: 43 })]);
     assert.equal(a.status, 200);
     assert.equal(a.text, b.text);
     assert.notEqual(a.text, c.text);
+    // The worker thread's answer is the engine's in this process, to the byte.
+    const plan = planSimulation(VENDOR as FuturePerformanceRequest, { maxCells: Infinity }, () => 0);
+    assert.equal(plan.source.kind, 'expected');
+    const input = { ...plan.base, ...(plan.source as Extract<typeof plan.source, { kind: 'expected' }>) };
+    assert.equal(a.text, JSON.stringify(futurePerformanceAnswer(simulate(input, plan.grid), plan.base.quantiles)));
   });
 
   it('fills in the defaults: quantiles 0.05/0.5/0.95, monthly samples, no deposits; any order of quantiles is kept', async () => {
@@ -98,6 +106,19 @@ describe('future performance over HTTP', function () {
     const ordered = await client.post(PATH, { ...VENDOR, quantiles: [0.9, 0.1, 0.5] });
     assert.deepEqual(Object.keys(ordered.body.data.value), ['0.9', '0.1', '0.5']);
     assert.ok(ordered.body.data.value['0.1']['2022-12-31'] < ordered.body.data.value['0.9']['2022-12-31']);
+  });
+
+  it('simulates on a worker thread: the replica answers other requests while a simulation runs', async () => {
+    // About a second of simulation (10,000 scenarios × 3 years of daily steps × 2 classes).
+    let simulated = false;
+    const simulation = client.post(PATH, { ...VENDOR, scenarios: 10_000, end_date: '2025-01-31', sample_frequency: 'D' }).then((res) => {
+      simulated = true;
+      return res;
+    });
+    // On the event loop, every call after the first would wait for the simulation to finish.
+    for (let i = 0; i < 5; i++) assert.equal((await fetch(`${platform.dataUrl}/livez`)).status, 200);
+    assert.equal(simulated, false, 'five health checks answered while the simulation ran');
+    assert.equal((await simulation).status, 200);
   });
 
   it('refuses bad requests with 422 naming the offending value', async () => {

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
 import type { SimulationLimits } from '../simulation/request.ts';
+import type { SimulationRunner } from '../workers/simulation-pool.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
 import type { TenantCache } from '../tenant-data/cache.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
@@ -18,8 +19,8 @@ export type DataDeps = {
   /** The tenants' data: Postgres, cached in `duck`. */
   tenants: TenantCache;
   idempotency: IdempotencyOptions;
-  /** Bounds of a future performance simulation. */
-  simulation: SimulationLimits;
+  /** Bounds of a future performance simulation, and where it runs. */
+  simulation: { limits: SimulationLimits; runner: SimulationRunner };
   nats: NatsConnection;
   verifier: { tenantId: (req: Request) => Promise<string>; apiKey: (req: Request) => Promise<DataPrincipal> };
   /** Resolves when Postgres (API keys, the tenants' data) answers. */
@@ -38,7 +39,7 @@ export async function createDataApp(deps: DataDeps) {
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),
       ...searchHandlers(deps.duck, deps.tenants),
-      ...performanceHandlers(deps.duck, deps.simulation),
+      ...performanceHandlers(deps.duck, deps.simulation.limits, deps.simulation.runner),
     },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,
