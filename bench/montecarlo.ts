@@ -182,7 +182,7 @@ try {
     '### Future performance Monte Carlo (`npm run bench:montecarlo`)',
     '',
     `Engine: \`simulate()\` of data-service/src/simulation in the bench process (one thread), every scenario and step, quantiles per sample date; ${REPS} measured runs (daily: ${DAILY_REPS}) after a warm-up, seeds 0, 1, …; medians and p90. ` +
-      'HTTP: POST /performance/future/ to the data service in its own process (`fetch`, API key, contract validation, the checks, the simulation and the JSON answer read to its last byte). ' +
+      'HTTP: POST /performance/future/ to the data service in its own process (`fetch`, API key, contract validation, the checks, the simulation on a worker thread of the service and the JSON answer read to its last byte). ' +
       (numpyVersion
         ? `numpy ${numpyVersion}: bench/baselines/montecarlo_numpy.py, the same model on the same time grid, vectorised (normals and class growth of blocks of steps at once, PCG64 + ziggurat, np.quantile per block of sample dates), timed inside Python after a warm-up run.`
         : 'numpy: skipped (python3 cannot import numpy).'),
