@@ -1,7 +1,8 @@
 // `npm test`: starts Postgres and NATS for this run on free loopback ports (unless DATABASE_URL /
 // NATS_URL name servers to use), migrates a template database that every test file clones,
 // generates a small sample reference file, runs mocha (extra arguments pass through:
-// `npm test -- --grep login`) and stops everything after.
+// `npm test -- --grep login`; test files named run instead of the whole suite:
+// `npm test -- management-service/test/auth.test.ts`) and stops everything after.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,9 +71,11 @@ async function prepare(): Promise<Record<string, string>> {
 let exitCode = 1;
 try {
   const env = await prepare();
-  const mocha = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...process.argv.slice(2)], {
+  const args = process.argv.slice(2);
+  const files = args.filter((a) => a.endsWith('.ts'));
+  const mocha = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...args.filter((a) => !a.endsWith('.ts'))], {
     stdio: 'inherit',
-    env: { ...process.env, ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+    env: { ...process.env, ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...(files.length ? { TEST_FILES: files.join('\n') } : {}) },
   });
   // A test that leaves a handle open would keep mocha alive for ever: stop it well before CI would.
   const watchdog = setTimeout(() => {

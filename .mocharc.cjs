@@ -1,0 +1,16 @@
+// Test files given to `npm test -- <files>` (passed on by scripts/test.ts as TEST_FILES) replace the
+// default set; mocha would otherwise add them to it and run the whole suite.
+const files = process.env.TEST_FILES ? process.env.TEST_FILES.split('\n').filter(Boolean) : undefined;
+
+module.exports = {
+  'node-option': ['import=tsx'],
+  extension: ['ts'],
+  spec: files ?? [
+    'shared/test/**/*.test.ts',
+    'management-service/test/**/*.test.ts',
+    'data-service/test/**/*.test.ts',
+    'e2e/test/**/*.test.ts',
+  ],
+  timeout: 30000,
+  reporter: 'spec',
+};
