@@ -58,13 +58,15 @@ export async function eventsAfter(
   subject: string | undefined,
 ): Promise<{ envelope: EventEnvelope; xid: string; seq: string }[]> {
   const query = trx('outbox')
-    .select('envelope', trx.raw('xid::text as xid'), trx.raw('seq::text as seq'))
+    // Aliased as text for the cursor: the ordering and the comparison name the table's own columns
+    // (xid8, bigint), since ORDER BY xid would sort the text alias and put 1000 before 999.
+    .select('envelope', trx.raw('outbox.xid::text as xid'), trx.raw('outbox.seq::text as seq'))
     .where('tenant_id', tenantId)
     .whereNull('nats_subject')
-    .whereRaw('xid < pg_snapshot_xmin(pg_current_snapshot())')
-    .orderBy([{ column: 'xid' }, { column: 'seq' }])
+    .whereRaw('outbox.xid < pg_snapshot_xmin(pg_current_snapshot())')
+    .orderByRaw('outbox.xid, outbox.seq')
     .limit(limit);
-  if (after) query.whereRaw('(xid, seq) > (?::xid8, ?::bigint)', [after.xid, after.seq]);
+  if (after) query.whereRaw('(outbox.xid, outbox.seq) > (?::xid8, ?::bigint)', [after.xid, after.seq]);
   if (subject) query.where('subject', subject);
   return query;
 }
