@@ -15,6 +15,13 @@ export class EntityNotFound extends DomainError {
 
 export class NotPermitted extends DomainError {}
 
+/** A customer's change touches fields that are the machine client's or the service's. */
+export class FieldsNotPermitted extends NotPermitted {
+  constructor(readonly locs: Loc[]) {
+    super(`A customer may not change ${locs.map((l) => l.slice(1).join('.')).join(', ')}: the tenant's machine client changes these.`);
+  }
+}
+
 /** A value that must be unique per tenant is taken. */
 export class DuplicateValue extends DomainError {
   constructor(

@@ -3,6 +3,7 @@ import {
   DuplicateValue,
   InvalidParameter,
   EntityNotFound,
+  FieldsNotPermitted,
   InvalidField,
   NotBuilt,
   NotPermitted,
@@ -16,6 +17,9 @@ import { QuerySyntaxError } from '../query/parser.ts';
 /** The one place where the management service's domain errors become problem+json. */
 export function domainProblem(error: unknown): ProblemError | undefined {
   if (error instanceof EntityNotFound) return new ProblemError(404, 'not_found', error.message);
+  if (error instanceof FieldsNotPermitted) {
+    return new ProblemError(403, 'forbidden', error.message, { errors: error.locs.map((loc) => ({ loc, msg: "is not the customer's to change", type: 'permission' })) });
+  }
   if (error instanceof NotPermitted) return new ProblemError(403, 'forbidden', error.message);
   if (error instanceof DuplicateValue) {
     return new ProblemError(409, 'duplicate_value', error.message, { errors: [{ loc: error.loc, msg: 'is already used', type: 'unique' }] });

@@ -1,4 +1,4 @@
-import { InvalidField, NotPermitted, WriteOnceField } from '../errors.ts';
+import { InvalidField, WriteOnceField } from '../errors.ts';
 import { jsonEqual, mergePatch, type Doc } from '../merge.ts';
 import { deriveStatus } from '../portfolio-status.ts';
 import { str, type EntityKind, type Reference, type WriteContext } from './kind.ts';
@@ -118,7 +118,6 @@ export const portfolios: EntityKind = {
     if ('funded_since' in patch && current.funded_since !== null && !jsonEqual(patch.funded_since, current.funded_since)) {
       throw new WriteOnceField(['body', 'funded_since']);
     }
-    if ('archived' in patch && ctx.principal.kind !== 'machine') throw new NotPermitted("Only the tenant's machine clients may archive a portfolio.");
     const { status: _derived, ...stored } = current;
     const next = mergePatch(stored, patch, WHOLE);
     if (next.funded_since === undefined) next.funded_since = null;

@@ -5,7 +5,8 @@ import { EntityNotFound, NotBuilt, NotPermitted, StateConflict } from '../../dom
 import type { EntityKind, WriteContext } from '../../domain/entities/kind.ts';
 import { checkIdpUserRequirements } from '../../domain/entities/users.ts';
 import { checkIfMatch } from '../../domain/if-match.ts';
-import { jsonEqual, type Doc } from '../../domain/merge.ts';
+import { mustBeCustomersChange } from '../../domain/customer-rights.ts';
+import { jsonEqual, mergePatch, type Doc } from '../../domain/merge.ts';
 import { canRead, mustBeMachine, mustModify } from '../../domain/permissions.ts';
 import { versionPatch } from '../../domain/versions.ts';
 import { findEntity, findVersion, listVersions, type EntityRow } from '../../store/entities.ts';
@@ -91,11 +92,18 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
   const row = await inTenant(db, ctx.principal.tenantId, async (trx, tenant) => {
     const current = await load(trx, kind, ctx, true);
     mustModify(ctx.principal, current, kind.label);
+    if (what === 'delete') mustBeMachine(ctx.principal, `delete a ${kind.label}`);
     checkIfMatch(ctx.headers['if-match'], current.version);
     if (what === 'delete' && current.deleted) return current;
     if (current.deleted) throw new StateConflict(`This ${kind.label} is deleted.`);
     const wctx = await writeContext(trx, tenant, kind, ctx);
+    if (what === 'update') {
+      // Checked on the patch as sent (so a customer hears 403 before any other rule of the kind,
+      // naming the field it sent) and on the result of the kind's rules (values they replace whole).
+      mustBeCustomersChange(ctx.principal, kind.type, current.doc, mergePatch(current.doc, ctx.body as Doc));
+    }
     const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
+    if (what === 'update') mustBeCustomersChange(ctx.principal, kind.type, current.doc, doc);
     if (what === 'update' && jsonEqual(doc, current.doc)) return current;
     return writeNext(trx, kind, tenant, wctx, current, doc, { deleted: what === 'delete' });
   });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { OperationHandler } from '@platform/shared';
 import type { Principal } from '../../auth/principal.ts';
 import { InvalidParameter } from '../../domain/errors.ts';
+import { mustBeMachine } from '../../domain/permissions.ts';
 import { eventsAfter, type Cursor } from '../../store/outbox.ts';
 import { inTenant } from '../../store/tenant-scope.ts';
 
@@ -19,6 +20,8 @@ function parseCursor(text: unknown): Cursor | undefined {
 export function eventHandlers(db: Knex): Record<string, OperationHandler<Principal>> {
   return {
     listEvents: async ({ principal, query }) => {
+      // The feed is the integration's: it carries every customer's events.
+      mustBeMachine(principal, 'read the event feed');
       const after = parseCursor(query.after);
       const limit = (query.limit as number | undefined) ?? 100;
       const rows = await inTenant(db, principal.tenantId, (trx) => eventsAfter(trx, principal.tenantId, after, limit, query.subject as string | undefined));
