@@ -8,8 +8,9 @@ export type RabbitMQ = { url: string; stop: () => Promise<void> };
 const id = (flag: string) => Number(execFileSync('id', [flag, 'rabbitmq']).toString().trim());
 
 /**
- * Starts RabbitMQ (Debian's package) as its own user on loopback ports of its own (broker, Erlang
- * distribution, epmd), its data in `dir`; stop() ends the broker and its epmd.
+ * Starts RabbitMQ (Debian's package) as its own user on loopback ports of its own (broker `port`,
+ * Erlang distribution `port + 1`, epmd `port + 2`: take them from freePortRun(3)), its data in
+ * `dir`; stop() ends the broker and its epmd.
  */
 export async function startRabbitMQ(options: { port: number; dir: string; log: (line: string) => void }): Promise<RabbitMQ> {
   ensureInstalled('rabbitmq-server', 'rabbitmq-server', options.log, 'or skip the AMQP destination tests');
@@ -29,9 +30,14 @@ export async function startRabbitMQ(options: { port: number; dir: string; log: (
     `RABBITMQ_CONFIG_FILES=${dir}/conf.d`,
   ].join(' ');
   const child = spawn('su', ['rabbitmq', '-s', '/bin/sh', '-c', `cd ${dir} && exec env ${env} /usr/lib/rabbitmq/bin/rabbitmq-server`], { stdio: 'ignore', detached: true });
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  // Erlang starts slowly on a busy 2-core machine: allow two minutes, but stop waiting if it died.
   await waitFor('rabbitmq', async () => {
+    if (exited !== undefined) return;
     if (!(await portAnswers(port))) throw new Error('not listening');
-  }, 60_000);
+  }, 120_000);
+  if (exited !== undefined) throw new Error(`rabbitmq-server exited (${exited}) before listening; its logs are in ${dir}/log`);
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,
     stop: async () => {

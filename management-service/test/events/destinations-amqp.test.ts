@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import amqp from 'amqplib';
 import { startRabbitMQ, type RabbitMQ } from '../../../scripts/lib/rabbitmq.ts';
-import { freePort, waitFor } from '../../../scripts/lib/ports.ts';
+import { freePortRun, waitFor } from '../../../scripts/lib/ports.ts';
 import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
 import { testWorkDir } from '../../../scripts/test-support/database.ts';
 import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
@@ -32,7 +32,7 @@ describe("events forwarded to a tenant's own AMQP exchange", function () {
   const dir = join(testWorkDir(), `rabbitmq-${process.pid}`);
 
   before(async () => {
-    port = await freePort();
+    port = await freePortRun(3);
     broker = await startRabbitMQ({ port, dir, log: () => undefined });
     const connection = await amqp.connect(broker.url);
     const channel = await connection.createChannel();
