@@ -7,7 +7,7 @@ import { jsonEqual, type Doc, type Json } from './merge.ts';
  * dotted paths of the stored document. Everything else — holdings and cash, `funded_since`,
  * ownership, brokerage and payout accounts, `active`, `archived`, policy and risk profile,
  * transactions, and every create and delete — belongs to the tenant's machine client or to the
- * service. A type that is not listed here is read-only for customers. See docs/decisions/0001-customer-rights.md.
+ * service. A type that is not listed here is read-only for customers. See docs/adr/0001-customer-rights.md.
  */
 export const CUSTOMER_MAY_CHANGE: Readonly<Record<string, readonly string[]>> = {
   users: ['first_name', 'last_name', 'language'],
