@@ -48,7 +48,7 @@ export type Cursor = { xid: string; seq: string };
 
 /**
  * Events after `after` in commit order, only from transactions older than every transaction
- * still running: one that commits late can then never be passed over (decisions §9).
+ * still running: one that commits late can then never be passed over (docs/adr/0002-event-feed-cursor.md).
  */
 export async function eventsAfter(
   trx: Knex.Transaction,
