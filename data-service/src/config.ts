@@ -27,9 +27,14 @@ export const dataSettings = {
     parse: parsers.integer(1, 10_000_000_000),
   },
   SIMULATION_THREADS: {
-    description: 'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile)',
+    description: 'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile, and a started run cannot be stopped)',
     default: 1,
     parse: parsers.integer(0, 256),
+  },
+  SIMULATION_QUEUE_PER_TENANT: {
+    description: "future performance simulations one tenant may have waiting for a worker thread (beyond them: 429 rate_limited); the threads take the tenants' waiting runs in turn",
+    default: 4,
+    parse: parsers.integer(1, 10_000),
   },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },

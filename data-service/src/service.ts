@@ -5,13 +5,16 @@ import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
 import { simulationPool } from './workers/simulation-pool.ts';
+import { simulationScheduler, type SimulationStats } from './workers/simulation-scheduler.ts';
 import { ensureReferenceData } from './store/ensure-reference.ts';
 import { TenantCache } from './tenant-data/cache.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
+/** The data service, and how many simulations run and wait in it (tests and diagnostics). */
+export type DataService = RunningService & { simulations: () => SimulationStats };
 
 /** Opens the DuckDB file, connects NATS and Postgres (API keys, tenant data), and serves the data interface until stop(). */
-export async function startDataService(config: DataConfig, logger: Logger): Promise<RunningService> {
+export async function startDataService(config: DataConfig, logger: Logger): Promise<DataService> {
   const resources = new Resources();
   return resources.build(async () => {
     await ensureReferenceData(config, logger);
@@ -27,12 +30,12 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     }
     const pool = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX }), (p) => p.end());
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
-    const simulations = resources.add(simulationPool(config.SIMULATION_THREADS), (p) => p.close());
+    const simulations = resources.add(simulationScheduler(simulationPool(config.SIMULATION_THREADS), config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({
       duck,
       tenants: new TenantCache(pool, duck, logger),
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
-      simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, runner: simulations },
+      simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, scheduler: simulations },
       nats,
       verifier: createApiKeyVerifier(pool, config.API_KEY_CACHE_MS),
       // Also not ready before the management service has migrated the data service's tables.
@@ -44,6 +47,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     logger.info('data service listening', { url: http.url });
     return {
       url: http.url,
+      simulations: simulations.stats,
       stop: async () => {
         await resources.closeAll();
         logger.info('data service stopped');

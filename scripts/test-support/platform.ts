@@ -5,7 +5,7 @@ import { loadManagementConfig } from '../../management-service/src/config.ts';
 import { startManagementService } from '../../management-service/src/service.ts';
 import { createAccessKey, createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
 import { loadDataConfig } from '../../data-service/src/config.ts';
-import { startDataService } from '../../data-service/src/service.ts';
+import { startDataService, type DataService } from '../../data-service/src/service.ts';
 import { createTestDatabase, testNatsUrl, testWorkDir, type TestDatabase } from './database.ts';
 
 export type TestTenant = { tenantId: string; accessKeyId: string; secret: string; apiKey: string };
@@ -14,6 +14,8 @@ export type TestPlatform = {
   database: TestDatabase;
   managementUrl: string;
   dataUrl: string;
+  /** The data service running in this process (its simulation counts). */
+  dataService: DataService;
   /** Creates a tenant with one access key and one API key. */
   tenant: (id?: string, options?: { brokerIntegration?: 'CLIENT' | 'SERVICE' }) => Promise<TestTenant>;
   stop: () => Promise<void>;
@@ -46,6 +48,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       database,
       managementUrl: management.url,
       dataUrl: data.url,
+      dataService: data,
       tenant: async (id = `t-${newUlid().toLowerCase()}`, options = {}) => {
         await createTenant(database.db, { id, brokerIntegration: options.brokerIntegration });
         const access = await createAccessKey(database.db, id);

@@ -44,3 +44,16 @@ export class NotFound extends DataError {}
 
 /** The resource's kind forbids the operation (changing a platform inspiration): 409 `state_conflict`. */
 export class StateConflict extends DataError {}
+
+/**
+ * The tenant already has as many future performance simulations waiting as the service allows
+ * (SIMULATION_QUEUE_PER_TENANT): 429 `rate_limited` with Retry-After; nothing runs.
+ */
+export class TooManyWaiting extends DataError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
 import type { SimulationLimits } from '../simulation/request.ts';
-import type { SimulationRunner } from '../workers/simulation-pool.ts';
+import type { SimulationScheduler } from '../workers/simulation-scheduler.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
 import type { TenantCache } from '../tenant-data/cache.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
@@ -19,8 +19,8 @@ export type DataDeps = {
   /** The tenants' data: Postgres, cached in `duck`. */
   tenants: TenantCache;
   idempotency: IdempotencyOptions;
-  /** Bounds of a future performance simulation, and where it runs. */
-  simulation: { limits: SimulationLimits; runner: SimulationRunner };
+  /** Bounds of a future performance simulation, and where it waits and runs. */
+  simulation: { limits: SimulationLimits; scheduler: SimulationScheduler };
   nats: NatsConnection;
   verifier: { tenantId: (req: Request) => Promise<string>; apiKey: (req: Request) => Promise<DataPrincipal> };
   /** Resolves when Postgres (API keys, the tenants' data) answers. */
@@ -39,7 +39,7 @@ export async function createDataApp(deps: DataDeps) {
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),
       ...searchHandlers(deps.duck, deps.tenants),
-      ...performanceHandlers(deps.duck, deps.simulation.limits, deps.simulation.runner),
+      ...performanceHandlers(deps.duck, deps.simulation.limits, deps.simulation.scheduler),
     },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,

@@ -1,5 +1,5 @@
 import { ProblemError } from '@platform/shared';
-import { InvalidExpression, InvalidValue, NotFound, StateConflict, UnknownValue } from '../domain/errors.ts';
+import { InvalidExpression, InvalidValue, NotFound, StateConflict, TooManyWaiting, UnknownValue } from '../domain/errors.ts';
 
 /** The one place where the data service's errors become problem+json. */
 export function dataProblem(error: unknown): ProblemError | undefined {
@@ -15,5 +15,6 @@ export function dataProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof NotFound) return new ProblemError(404, 'not_found', error.message);
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
+  if (error instanceof TooManyWaiting) return new ProblemError(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
   return undefined;
 }

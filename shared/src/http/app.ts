@@ -20,6 +20,11 @@ export type HandlerContext<P> = {
   requestId: string;
   log: Logger;
   req: Request;
+  /**
+   * Aborted when the client closes the connection before the answer is complete; its `reason` is
+   * what work given the signal rejects with, which is then answered with nothing.
+   */
+  signal: AbortSignal;
 };
 
 export type HandlerResult = {
@@ -57,7 +62,7 @@ export type ApiAppOptions<P> = {
   beforeValidation?: (operationId: string, body: unknown) => void;
 };
 
-type Locals = { requestId: string; log: Logger; operationId?: string };
+type Locals = { requestId: string; log: Logger; operationId?: string; closed: AbortController };
 const locals = (res: Response) => res.locals as Locals;
 
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
@@ -106,8 +111,10 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
         requestId: l.requestId,
         log: l.log,
         req,
+        signal: l.closed.signal,
       };
-      send(res, await handler(ctx));
+      const result = await handler(ctx);
+      if (!l.closed.signal.aborted) send(res, result);
     };
 
   const operationHandlers: Record<string, Handler> = {};
@@ -163,7 +170,20 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     const started = process.hrtime.bigint();
     res.locals.requestId = requestId;
     res.locals.log = logger.child({ request_id: requestId });
+    const closed = new AbortController();
+    res.locals.closed = closed;
     res.setHeader('X-Request-Id', requestId);
+    // A request's own 'close' fires once its body is read; the response's tells a client that left.
+    res.once('close', () => {
+      if (res.writableEnded) return;
+      closed.abort();
+      locals(res).log.info('request closed by the client before its answer', {
+        method: req.method,
+        path: req.path,
+        operation: locals(res).operationId,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+      });
+    });
     res.on('finish', () => {
       const l = locals(res);
       l.log.info('request', {
@@ -188,6 +208,9 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     }
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    // Work stopped because its client left: nobody is there to answer, and nothing failed.
+    const { signal } = locals(res).closed;
+    if (signal.aborted && error === signal.reason) return;
     const problem = toProblem(error, options.mapError);
     if (problem.code === 'internal_error') {
       locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });

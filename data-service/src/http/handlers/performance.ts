@@ -7,17 +7,17 @@ import { randomSeed } from '../../simulation/random.ts';
 import { planSimulation, type FuturePerformanceRequest, type SimulationLimits } from '../../simulation/request.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 import { commonCloses } from '../../store/price-history.ts';
-import type { SimulationRunner } from '../../workers/simulation-pool.ts';
+import type { SimulationScheduler } from '../../workers/simulation-scheduler.ts';
 
 /**
  * POST /performance/future/: Monte Carlo quantiles of the portfolio value (decisions §12). The
  * request is checked in full before anything runs; historical mode reads the mapped instruments'
- * closes from the reference data (the same for every tenant); the simulation runs on a worker
- * thread (SIMULATION_THREADS).
+ * closes from the reference data (the same for every tenant); the simulation waits in its tenant's
+ * queue for a worker thread and is stopped when the client leaves (workers/simulation-scheduler.ts).
  */
-export function performanceHandlers(duck: DuckStore, limits: SimulationLimits, runner: SimulationRunner): Record<string, OperationHandler<DataPrincipal>> {
+export function performanceHandlers(duck: DuckStore, limits: SimulationLimits, scheduler: SimulationScheduler): Record<string, OperationHandler<DataPrincipal>> {
   return {
-    simulateFuturePerformance: async ({ body }) => {
+    simulateFuturePerformance: async ({ body, principal, signal }) => {
       const plan = planSimulation(body as FuturePerformanceRequest, limits, randomSeed);
       let input: SimulationInput;
       if (plan.source.kind === 'expected') {
@@ -26,7 +26,7 @@ export function performanceHandlers(duck: DuckStore, limits: SimulationLimits, r
         const { parameters, correlation } = estimateFromHistory(plan.classes, plan.source.isins, await commonCloses(duck, plan.source.isins));
         input = { ...plan.base, shortTerm: parameters, longTerm: parameters, cutOffYears: 0, correlation };
       }
-      return { status: 200, body: futurePerformanceAnswer(await runner.run(input, plan.grid), plan.base.quantiles) };
+      return { status: 200, body: futurePerformanceAnswer(await scheduler.run(principal.tenantId, input, plan.grid, signal), plan.base.quantiles) };
     },
   };
 }

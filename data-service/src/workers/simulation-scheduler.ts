@@ -1,0 +1,103 @@
+import { TooManyWaiting } from '../domain/errors.ts';
+import type { Grid, SimulationInput, SimulationOutput } from '../simulation/engine.ts';
+import { FairQueue, retryAfterSeconds } from './fair-queue.ts';
+import type { SimulationExecutor, SimulationRun } from './simulation-pool.ts';
+
+/** Simulations running on the threads and waiting for one, over all tenants. */
+export type SimulationStats = { running: number; waiting: number };
+
+/** Where a request's simulation goes: queued per tenant, run fairly, stopped when its client leaves. */
+export type SimulationScheduler = {
+  /**
+   * The simulation's answer; rejects with TooManyWaiting when the tenant's queue is full (nothing
+   * runs), and with `signal.reason` once `signal` aborts (taken out of the queue, or its run stopped).
+   */
+  run: (tenant: string, input: SimulationInput, grid: Grid, signal: AbortSignal) => Promise<SimulationOutput>;
+  stats: () => SimulationStats;
+  close: () => Promise<void>;
+};
+
+type Job = {
+  input: SimulationInput;
+  grid: Grid;
+  resolve: (out: SimulationOutput) => void;
+  reject: (error: unknown) => void;
+  /** Set once the job is on a thread. */
+  run?: SimulationRun;
+};
+
+/** Weight of the newest run in the average run time behind Retry-After. */
+const SMOOTHING = 0.2;
+
+/**
+ * The fair queue of fair-queue.ts in front of the executor's slots: a job leaves the queue when a
+ * slot is free and its tenant's turn has come. A job whose client left is taken out of the queue,
+ * or its run is cancelled (the executor stops its thread).
+ */
+export function simulationScheduler(executor: SimulationExecutor, perTenant: number, now: () => number = () => performance.now()): SimulationScheduler {
+  const queue = new FairQueue<Job>(perTenant);
+  // Until a run finished, a guess: the README's monthly 30-year run takes a fraction of a second.
+  let averageRunMs = 1000;
+  let closed = false;
+
+  const startRun = (tenant: string, job: Job) => {
+    const started = now();
+    const run = (job.run = executor.start(job.input, job.grid));
+    run.done
+      .then(
+        (out) => {
+          averageRunMs += SMOOTHING * (now() - started - averageRunMs);
+          job.resolve(out);
+        },
+        (error: unknown) => job.reject(error),
+      )
+      .finally(() => {
+        queue.finished(tenant);
+        pump();
+      });
+  };
+
+  const pump = () => {
+    while (!closed && queue.runningCount() < executor.slots) {
+      const next = queue.take();
+      if (!next) return;
+      startRun(next.tenant, next.item);
+    }
+  };
+
+  return {
+    run: (tenant, input, grid, signal) =>
+      new Promise<SimulationOutput>((resolve, reject) => {
+        if (closed) return reject(new Error('the simulation scheduler is closed'));
+        if (signal.aborted) return reject(signal.reason);
+        const onAbort = () => {
+          if (queue.remove(tenant, job)) job.reject(signal.reason);
+          else job.run?.cancel(signal.reason);
+        };
+        const job: Job = {
+          input,
+          grid,
+          resolve: (out) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(out);
+          },
+          reject: (error) => {
+            signal.removeEventListener('abort', onAbort);
+            reject(error);
+          },
+        };
+        if (!queue.add(tenant, job)) {
+          const seconds = retryAfterSeconds(averageRunMs, queue.tenantsWaiting(), executor.slots);
+          return reject(new TooManyWaiting(`This tenant already has ${perTenant} simulations waiting for a worker; retry after ${seconds} seconds.`, seconds));
+        }
+        signal.addEventListener('abort', onAbort, { once: true });
+        pump();
+      }),
+    stats: () => ({ running: queue.runningCount(), waiting: queue.waitingCount() }),
+    close: async () => {
+      closed = true;
+      for (const job of queue.clear()) job.reject(new Error('the simulation scheduler is closed'));
+      await executor.close();
+    },
+  };
+}
