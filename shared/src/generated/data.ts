@@ -380,6 +380,12 @@ export interface paths {
          *     lower > upper, or a correlation matrix that is not positive semi-definite is a 422
          *     `validation_failed` with the `loc` of the offending value. An unknown ISIN in
          *     `asset_class_mapping` or one without enough price history is a 422 `unknown_field`.
+         *
+         *     Simulations wait for a worker in a queue per tenant, and the workers take the tenants with
+         *     waiting simulations in turn, so one tenant's many large simulations do not hold up another
+         *     tenant's. A tenant whose queue is full (a setting of the service, 4 by default) gets a 429
+         *     `rate_limited` with `Retry-After`, and nothing runs. A simulation whose client closes the
+         *     connection is taken out of the queue, or stopped if it runs.
          */
         post: operations["simulateFuturePerformance"];
         delete?: never;
