@@ -9,3 +9,4 @@ export * from './http/app.ts';
 export * from './http/contract.ts';
 export * from './http/server.ts';
 export * from './idempotency.ts';
+export * from './revocation-cache.ts';
