@@ -19,6 +19,11 @@ export const managementSettings = {
   JWT_ISSUER: { description: 'the `iss` of access tokens this service signs', default: 'investment-platform', parse: parsers.string },
   ACCESS_TOKEN_TTL_SECONDS: { description: 'lifetime of access tokens', default: 300, parse: parsers.integer(30, 86_400) },
   REFRESH_TOKEN_TTL_SECONDS: { description: 'lifetime of refresh tokens', default: 30 * 86_400, parse: parsers.integer(300, 365 * 86_400) },
+  TOKEN_REVOCATION_CHECK_MS: {
+    description: "how often each replica reads a tenant's revoked credentials and state: a revoked access key, a deleted user, a reused refresh-token chain or a disabled tenant stops its access tokens within this bound (0: read on every request)",
+    default: 5_000,
+    parse: parsers.integer(0, 60_000),
+  },
   OIDC_ISSUER: { description: 'an external OpenID Connect issuer whose tokens are also accepted (optional)', parse: parsers.url('https', 'http') },
   OIDC_AUDIENCE: { description: 'the audience that tokens of OIDC_ISSUER must carry', parse: parsers.string },
   OIDC_JWKS_URL: { description: 'the JWKS URL of OIDC_ISSUER', parse: parsers.url('https', 'http') },

@@ -1,4 +1,4 @@
-import { Resources, connectNats, ensureStreams, listen, type Logger } from '@platform/shared';
+import { Resources, connectNats, createRevocationCache, ensureStreams, listen, type Logger } from '@platform/shared';
 import { createBearerAuthenticator } from './auth/authenticate.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import type { ManagementConfig } from './config.ts';
@@ -8,9 +8,10 @@ import { startRelay } from './events/relay.ts';
 import { createManagementApp } from './http/app.ts';
 import { startBrokerSettlement } from './jobs/broker-settlement.ts';
 import { startKeyExpiry } from './jobs/key-expiry.ts';
-import { findActiveTenant } from './store/credentials.ts';
+import { startRevocationExpiry } from './jobs/revocation-expiry.ts';
 import { createDb } from './store/db.ts';
 import { migrateLatest } from './store/migrate.ts';
+import { readTenantRevocations } from './store/token-revocations.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 
@@ -31,7 +32,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       oidc: config.OIDC_ISSUER
         ? { issuer: config.OIDC_ISSUER, audience: config.OIDC_AUDIENCE!, jwksUrl: config.OIDC_JWKS_URL!, tenantClaim: config.OIDC_TENANT_CLAIM }
         : undefined,
-      tenantIsActive: async (id) => (await findActiveTenant(db, id)) !== undefined,
+      revocations: createRevocationCache({ read: (tenantId) => readTenantRevocations(db, tenantId), checkMs: config.TOKEN_REVOCATION_CHECK_MS }),
     });
     const app = await createManagementApp({
       db,
@@ -52,6 +53,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, logger }), (s) => s.stop());
     }
     resources.add(startKeyExpiry(db, logger), (k) => k.stop());
+    resources.add(startRevocationExpiry(db, logger), (r) => r.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
     logger.info('management service listening', { url: http.url });
     return {

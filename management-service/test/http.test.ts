@@ -81,7 +81,7 @@ describe('management HTTP behaviour', () => {
       db: deadDb,
       nats,
       signer,
-      authenticate: createBearerAuthenticator({ signer, tenantIsActive: async () => true }),
+      authenticate: createBearerAuthenticator({ signer, revocations: { get: async () => ({ active: true, revoked: new Set() }) } }),
       logger,
       bodyLimitBytes: 1024,
       refreshTtlSeconds: 60,

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { ProblemError, isId } from '@platform/shared';
+import { ProblemError, isId, type RevocationCache } from '@platform/shared';
 import type { Principal } from './principal.ts';
 import type { TokenSigner } from './tokens.ts';
 
@@ -12,32 +12,22 @@ export type OidcSettings = { issuer: string; audience: string; jwksUrl: string; 
 
 export type BearerAuthenticator = (req: Request) => Promise<Principal>;
 
+/** A verified token: who calls, and the credential ids whose revocation ends the token. */
+type Verified = { principal: Principal; revocable: string[] };
+
 /**
  * Verifies `Authorization: Bearer <jwt>`: tokens this service signed, and, when configured, tokens
- * of an external OpenID Connect issuer (tenant from a configured claim). The tenant must exist
- * and be enabled; that answer is cached for a few seconds.
+ * of an external OpenID Connect issuer (tenant from a configured claim). Then the tenant must
+ * exist and be enabled, and none of the token's credentials (its subject, `sid`, `azp`) may be
+ * revoked; both come from `revocations`, which reads each tenant at most once per
+ * TOKEN_REVOCATION_CHECK_MS, so a revocation takes effect within that bound without a database
+ * read per request.
  */
-export function createBearerAuthenticator(options: {
-  signer: TokenSigner;
-  oidc?: OidcSettings;
-  tenantIsActive: (tenantId: string) => Promise<boolean>;
-  tenantCacheMs?: number;
-}): BearerAuthenticator {
-  const { signer, oidc } = options;
+export function createBearerAuthenticator(options: { signer: TokenSigner; oidc?: OidcSettings; revocations: RevocationCache }): BearerAuthenticator {
+  const { signer, oidc, revocations } = options;
   const remoteKeys = oidc ? createRemoteJWKSet(new URL(oidc.jwksUrl)) : undefined;
-  const tenantCache = new Map<string, { active: boolean; until: number }>();
-  const cacheMs = options.tenantCacheMs ?? 10_000;
 
-  const tenantIsActive = async (tenantId: string) => {
-    const cached = tenantCache.get(tenantId);
-    if (cached && cached.until > Date.now()) return cached.active;
-    const active = await options.tenantIsActive(tenantId);
-    if (tenantCache.size > 10_000) tenantCache.clear();
-    tenantCache.set(tenantId, { active, until: Date.now() + cacheMs });
-    return active;
-  };
-
-  const verify = async (token: string): Promise<Principal> => {
+  const verify = async (token: string): Promise<Verified> => {
     let issuer: string | undefined;
     try {
       issuer = decodeJwt(token).iss;
@@ -48,7 +38,8 @@ export function createBearerAuthenticator(options: {
       const claims = await signer.verify(token).catch(() => {
         throw unauthenticated('The bearer token is expired or its signature does not verify.');
       });
-      return { tenantId: claims.tenant_id, kind: claims.kind, subject: claims.sub };
+      const revocable = [claims.sub, claims.sid, claims.azp].filter((id): id is string => id !== undefined);
+      return { principal: { tenantId: claims.tenant_id, kind: claims.kind, subject: claims.sub }, revocable };
     }
     if (oidc && remoteKeys && issuer === oidc.issuer) {
       const { payload } = await jwtVerify(token, remoteKeys, { issuer: oidc.issuer, audience: oidc.audience, requiredClaims: ['sub', 'exp'] }).catch(() => {
@@ -57,30 +48,35 @@ export function createBearerAuthenticator(options: {
       const tenantId = payload[oidc.tenantClaim];
       if (typeof tenantId !== 'string') throw unauthenticated(`The bearer token carries no ${oidc.tenantClaim} claim.`);
       const subject = payload.sub!;
-      return { tenantId, kind: isId('U', subject) ? 'user' : 'machine', subject };
+      return { principal: { tenantId, kind: isId('U', subject) ? 'user' : 'machine', subject }, revocable: [subject] };
     }
     throw unauthenticated('The bearer token comes from an issuer this service does not trust.');
   };
 
   // A verified token is remembered until it expires: clients send the same token for minutes,
   // and checking its signature again each time was a large share of a request's CPU.
-  const verified = new Map<string, { principal: Principal; until: number }>();
-  const verifyOnce = async (token: string): Promise<Principal> => {
+  // Revocation is checked on every use, after this cache.
+  const verified = new Map<string, Verified & { until: number }>();
+  const verifyOnce = async (token: string): Promise<Verified> => {
     const hit = verified.get(token);
-    if (hit && hit.until > Date.now()) return hit.principal;
-    const principal = await verify(token);
+    if (hit && hit.until > Date.now()) return hit;
+    const result = await verify(token);
     const exp = decodeJwt(token).exp;
     if (verified.size >= 10_000) verified.clear();
-    if (exp) verified.set(token, { principal, until: exp * 1000 });
-    return principal;
+    if (exp) verified.set(token, { ...result, until: exp * 1000 });
+    return result;
   };
 
   return async (req) => {
     const header = req.headers.authorization;
     const match = header?.match(/^Bearer ([A-Za-z0-9_.~+/=-]+)$/i);
     if (!match) throw unauthenticated('Send the header Authorization: Bearer <access token>; POST /auth/login/ issues one.');
-    const principal = await verifyOnce(match[1]!);
-    if (!(await tenantIsActive(principal.tenantId))) throw unauthenticated('The tenant of this token does not exist or is disabled.');
+    const { principal, revocable } = await verifyOnce(match[1]!);
+    const tenant = await revocations.get(principal.tenantId);
+    if (!tenant.active) throw unauthenticated('The tenant of this token does not exist or is disabled.');
+    if (revocable.some((id) => tenant.revoked.has(id))) {
+      throw unauthenticated('This token has been revoked (its access key was revoked, its user deleted or its refresh-token chain ended); obtain a new one.');
+    }
     return principal;
   };
 }

@@ -4,6 +4,7 @@ import { portfolioEvents, profileEvents, type OutboundEvent, type Owner } from '
 import type { Doc } from '../domain/merge.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
+import { insertRevocation } from '../store/token-revocations.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { requestOptimization } from './optimization.ts';
 
@@ -21,7 +22,7 @@ export type ExtraEvents = (owner: Owner, after: EntityRow) => OutboundEvent[];
  * Writes what a change causes besides the entity itself, in its transaction: the outbound events
  * of the interface's catalogue (with a flow's `extra` ones, in one insert) and, when a withdrawal
  * is requested (divest_amount changed), an optimizer request for a robo-advised portfolio
- * (decisions §6, §10).
+ * (decisions §6, §10); when a user is deleted, the revocation of its access tokens.
  */
 export async function recordEffects(
   trx: Knex.Transaction,
@@ -37,6 +38,9 @@ export async function recordEffects(
     if (owner) await insertEvents(trx, after.tenant_id, [...portfolioEvents(before, after, owner, tenant.broker_integration, now), ...(extra?.(owner, after) ?? [])]);
     const divest = divestAmount(after.doc);
     if (before && !after.deleted && divest !== undefined && divest !== divestAmount(before.doc)) await requestOptimization(trx, after, 'DIVEST_AMOUNT', now);
+  }
+  if (kind.type === 'users' && after.deleted && !before?.deleted) {
+    await insertRevocation(trx, { tenant_id: after.tenant_id, subject: after.id, reason: 'user_deleted' });
   }
   if (kind.type === 'suitability-profiles' && typeof after.doc.portfolio_id === 'string') {
     const portfolio = await findEntity(trx, { tenantId: after.tenant_id, type: 'portfolios', id: after.doc.portfolio_id });
