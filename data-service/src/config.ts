@@ -19,7 +19,16 @@ export const dataSettings = {
   IDEMPOTENCY_WAIT_MS: { description: 'how long a write waits for a running one with the same Idempotency-Key before answering 409', default: 5_000, parse: parsers.integer(0, 60_000) },
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections (every request reads its tenant\'s data version)', default: 10, parse: parsers.integer(1, 500) },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
-  API_KEY_CACHE_MS: { description: 'how long a verified API key is trusted before it is checked again', default: 30_000, parse: parsers.integer(0, 3_600_000) },
+  API_KEY_CACHE_MS: {
+    description: 'how long the tenant and id an API key names are cached (revocation is checked every TOKEN_REVOCATION_CHECK_MS regardless)',
+    default: 30_000,
+    parse: parsers.integer(0, 3_600_000),
+  },
+  TOKEN_REVOCATION_CHECK_MS: {
+    description: "how often each replica reads a tenant's revoked API keys and state: a revoked key or a disabled tenant is refused within this bound (0: read on every request)",
+    default: 5_000,
+    parse: parsers.integer(0, 60_000),
+  },
   BODY_LIMIT_BYTES: { description: 'largest accepted request body (reference queries of 100,000 ISINs are about 1.6 MB)', default: 8 * 1_048_576, parse: parsers.integer(1024, 1024 * 1_048_576) },
   SIMULATION_MAX_CELLS: {
     description: 'largest scenarios × steps × asset classes of one future performance simulation (10,000 scenarios × 30 years of daily steps × 2 classes is 219 million; about 25 ns each here)',

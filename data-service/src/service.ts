@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { Resources, connectNats, listen, type Logger } from '@platform/shared';
-import { createApiKeyVerifier } from './auth/api-keys.ts';
+import { Resources, connectNats, createRevocationCache, listen, type Logger } from '@platform/shared';
+import { createApiKeyVerifier, readApiKeyRevocations } from './auth/api-keys.ts';
 import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
@@ -37,7 +37,11 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
       simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, scheduler: simulations },
       nats,
-      verifier: createApiKeyVerifier(pool, config.API_KEY_CACHE_MS),
+      verifier: createApiKeyVerifier(
+        pool,
+        config.API_KEY_CACHE_MS,
+        createRevocationCache({ read: (tenantId) => readApiKeyRevocations(pool, tenantId), checkMs: config.TOKEN_REVOCATION_CHECK_MS }),
+      ),
       // Also not ready before the management service has migrated the data service's tables.
       postgresAnswers: () => pool.query('select 1 from data_tenant_versions limit 1'),
       logger,

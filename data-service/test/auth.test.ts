@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
+import { createApiKey } from '../../management-service/src/admin/provisioning.ts';
 import { revokeApiKey } from '../../management-service/src/store/credentials.ts';
+import { waitFor } from '../../scripts/lib/ports.ts';
 import { call, assertProblem } from '../../scripts/test-support/http.ts';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+
+// The revocation bound under test is the configured one; the margin covers a slow machine.
+const BOUND_MS = 1_000;
+const DEADLINE_MS = BOUND_MS + 5_000;
 
 describe('data service access', () => {
   let platform: TestPlatform;
@@ -11,7 +17,8 @@ describe('data service access', () => {
   const ask = (headers: Record<string, string>) => call(`${platform.dataUrl}/data/reference/query/`, { body: query, headers });
 
   before(async () => {
-    platform = await startTestPlatform({ API_KEY_CACHE_MS: '0' });
+    // API keys stay cached for the default 30 s: revocation must get past that cache.
+    platform = await startTestPlatform({ TOKEN_REVOCATION_CHECK_MS: String(BOUND_MS) });
     a = await platform.tenant();
     b = await platform.tenant();
   });
@@ -44,6 +51,25 @@ describe('data service access', () => {
     const id = (await platform.database.db('api_keys').where({ tenant_id: c.tenantId }).first('id')).id;
     assert.ok(await revokeApiKey(platform.database.db, id));
     assertProblem(await ask({ 'x-tenant-id': c.tenantId, 'x-api-key': c.apiKey }), 401, 'unauthenticated');
+  });
+
+  it('refuses a key revoked while cached within the bound, and the refused write stores nothing', async () => {
+    const c = await platform.tenant();
+    const spare = await createApiKey(platform.database.db, c.tenantId);
+    const asC = { 'x-tenant-id': c.tenantId, 'x-api-key': c.apiKey };
+    const batch = (headers: Record<string, string>, value: number) =>
+      call(`${platform.dataUrl}/data/custom/reference/batch/`, { body: { data: [{ instrument_id: 'US0378331005', reference_data: { esg: value } }] }, headers });
+    assert.equal((await ask(asC)).status, 200);
+    assert.equal((await batch(asC, 1)).status, 200);
+    const id = (await platform.database.db('api_keys').where({ tenant_id: c.tenantId }).whereNot({ id: spare.api_key_id }).first('id')).id;
+    assert.ok(await revokeApiKey(platform.database.db, id));
+    await waitFor('the revoked key refused', async () => assertProblem(await ask(asC), 401, 'unauthenticated'), DEADLINE_MS);
+    assertProblem(await batch(asC, 2), 401, 'unauthenticated');
+    const asSpare = { 'x-tenant-id': c.tenantId, 'x-api-key': spare.api_key };
+    assert.equal((await ask(asSpare)).status, 200, 'another key of the tenant still works');
+    const stored = await call(`${platform.dataUrl}/data/custom/reference/query/`, { body: {}, headers: asSpare });
+    assert.equal(stored.status, 200, stored.text);
+    assert.deepEqual(stored.body.data, { US0378331005: { esg: 1 } });
   });
 
   it('validates bodies against the contract after authentication', async () => {

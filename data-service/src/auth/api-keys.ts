@@ -1,33 +1,47 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type pg from 'pg';
-import { forbidden, unauthenticated } from '@platform/shared';
+import { forbidden, unauthenticated, type RevocationCache, type TenantRevocations } from '@platform/shared';
 
 /** An analyst's request, proven by an API key of the tenant named in X-TENANT-ID. */
 export type DataPrincipal = { tenantId: string };
 
+/** Whether the tenant exists and is enabled, and the ids of its revoked API keys, in one read. */
+export async function readApiKeyRevocations(pool: pg.Pool, tenantId: string): Promise<TenantRevocations> {
+  const { rows } = await pool.query<{ active: boolean; revoked: string[] }>(
+    `select t.disabled_at is null as active,
+            array(select k.id from api_keys k where k.tenant_id = t.id and k.revoked_at is not null) as revoked
+       from tenants t where t.id = $1`,
+    [tenantId],
+  );
+  const row = rows[0];
+  return row ? { active: row.active, revoked: new Set(row.revoked) } : { active: false, revoked: new Set() };
+}
+
 /**
  * Checks `X-Api-Key` against the SHA-256 digests of the API keys (the management database is
- * the source of truth). A key of another tenant than `X-TENANT-ID` is a 403. Answers are cached
- * for `cacheMs`, so a revoked key stops working within that time.
+ * the source of truth). A key of another tenant than `X-TENANT-ID` is a 403. What a digest names
+ * is cached for `cacheMs`; whether that key is still unrevoked and its tenant enabled comes from
+ * `revocations` (read once per tenant and TOKEN_REVOCATION_CHECK_MS), so a revoked key stops
+ * within that bound however long the lookup is cached.
  */
-export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number) {
-  const cache = new Map<string, { tenantId: string | null; until: number }>();
+export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number, revocations: RevocationCache) {
+  const cache = new Map<string, { key: { id: string; tenantId: string } | null; until: number }>();
 
-  const tenantOfKey = async (apiKey: string): Promise<string | null> => {
+  const keyOf = async (apiKey: string): Promise<{ id: string; tenantId: string } | null> => {
     const digest = createHash('sha256').update(apiKey).digest();
     const cacheKey = digest.toString('hex');
     const cached = cache.get(cacheKey);
-    if (cached && cached.until > Date.now()) return cached.tenantId;
-    const { rows } = await pool.query<{ tenant_id: string }>(
-      `select k.tenant_id from api_keys k join tenants t on t.id = k.tenant_id
+    if (cached && cached.until > Date.now()) return cached.key;
+    const { rows } = await pool.query<{ id: string; tenant_id: string }>(
+      `select k.id, k.tenant_id from api_keys k join tenants t on t.id = k.tenant_id
         where k.key_hash = $1 and k.revoked_at is null and t.disabled_at is null`,
       [digest],
     );
-    const tenantId = rows[0]?.tenant_id ?? null;
+    const key = rows[0] ? { id: rows[0].id, tenantId: rows[0].tenant_id } : null;
     if (cache.size > 10_000) cache.clear();
-    cache.set(cacheKey, { tenantId, until: Date.now() + cacheMs });
-    return tenantId;
+    cache.set(cacheKey, { key, until: Date.now() + cacheMs });
+    return key;
   };
 
   return {
@@ -37,13 +51,15 @@ export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number) {
       return tenant;
     },
     apiKey: async (req: Request): Promise<DataPrincipal> => {
-      const key = req.get('x-api-key');
+      const apiKey = req.get('x-api-key');
       const tenant = req.get('x-tenant-id');
-      if (!key) throw unauthenticated('Send the header X-Api-Key with an API key of your tenant.');
-      const keyTenant = await tenantOfKey(key);
-      if (keyTenant === null) throw unauthenticated('Unknown or revoked API key.');
-      if (tenant !== undefined && keyTenant !== tenant) throw forbidden('This API key does not belong to the tenant named in X-TENANT-ID.');
-      return { tenantId: keyTenant };
+      if (!apiKey) throw unauthenticated('Send the header X-Api-Key with an API key of your tenant.');
+      const key = await keyOf(apiKey);
+      if (key === null) throw unauthenticated('Unknown or revoked API key.');
+      const state = await revocations.get(key.tenantId);
+      if (!state.active || state.revoked.has(key.id)) throw unauthenticated('Unknown or revoked API key.');
+      if (tenant !== undefined && key.tenantId !== tenant) throw forbidden('This API key does not belong to the tenant named in X-TENANT-ID.');
+      return { tenantId: key.tenantId };
     },
   };
 }
