@@ -166,12 +166,27 @@ function text(v: Value, name: string, at: number): string {
 }
 
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+/** Postgres numeric keeps at most this many digits after the decimal point. */
+const MAX_NUMERIC_SCALE = 16383;
+
+/**
+ * A number of the query as the text bound to a numeric parameter, exact; one that Postgres could
+ * not hold (`1e999999`, `1e-99999`) or that no stored value can reach is refused at its term.
+ */
+function numeric(text: string, name: string, at: number): string {
+  if (!Number.isFinite(Number(text))) throw new QueryError(at, `${name} is compared with ${text.slice(0, 40)}, which is beyond the range of numbers (±1.8e308).`);
+  const [, fraction = '', exponent = 'e0'] = /^[^.eE]*(?:\.(\d*))?([eE].*)?$/.exec(text) ?? [];
+  if (fraction.length - Number(exponent.slice(1)) > MAX_NUMERIC_SCALE) {
+    throw new QueryError(at, `${name} is compared with ${text.slice(0, 40)}, which has more than ${MAX_NUMERIC_SCALE} digits after the decimal point.`);
+  }
+  return text;
+}
 
 function typed(v: Value, type: FieldType, name: string, at: number): unknown {
   switch (type) {
     case 'number':
-      if (v.kind === 'number') return v.text;
-      if (v.kind === 'string' && NUMBER.test(v.value)) return v.value;
+      if (v.kind === 'number') return numeric(v.text, name, at);
+      if (v.kind === 'string' && NUMBER.test(v.value)) return numeric(v.value, name, at);
       throw new QueryError(at, `${name} is a number: compare it with a number.`);
     case 'boolean':
       if (v.kind === 'boolean') return v.value;
@@ -211,14 +226,25 @@ function instant(v: Value, name: string, at: number): { start: string; nextDay: 
   if (date) {
     const start = new Date(`${date[1]}-${date[2]}-${date[3]}T00:00:00.000Z`);
     if (!Number.isNaN(start.getTime()) && start.toISOString().startsWith(`${date[1]}-${date[2]}-${date[3]}`)) {
-      return { start: start.toISOString(), nextDay: new Date(start.getTime() + 86_400_000).toISOString(), dateOnly: true };
+      return { start: timestamp(start, name, at), nextDay: timestamp(new Date(start.getTime() + 86_400_000), name, at), dateOnly: true };
     }
   }
   const m = s.match(DATE_TIME);
   if (m) {
     const offset = m[8] ? (m[8].toUpperCase() === 'Z' ? 'Z' : m[8].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')) : 'Z';
     const parsed = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? '00'}${m[7] ?? ''}${offset}`);
-    if (!Number.isNaN(parsed.getTime())) return { start: parsed.toISOString(), nextDay: parsed.toISOString(), dateOnly: false };
+    if (!Number.isNaN(parsed.getTime())) return { start: timestamp(parsed, name, at), nextDay: timestamp(parsed, name, at), dateOnly: false };
   }
   throw new QueryError(at, `${name} is a time: compare it with a date ('2020-01-31', '20200131') or a date-time ('2020-01-31T12:00:00Z').`);
+}
+
+/**
+ * The instant as Postgres reads it. Years 1 to 9999 only: JavaScript writes others as `+010000`
+ * or `0000`, which Postgres does not take; the day after 9999-12-31 is `infinity`.
+ */
+function timestamp(time: Date, name: string, at: number): string {
+  const year = time.getUTCFullYear();
+  if (year > 9999) return 'infinity';
+  if (year < 1) throw new QueryError(at, `${name} is compared with a time before the year 1.`);
+  return time.toISOString();
 }

@@ -4174,7 +4174,7 @@ export interface components {
     parameters: {
         /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
         Limit: number;
-        /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+        /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
         Offset: number;
         /**
          * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -4186,7 +4186,7 @@ export interface components {
          * @example external_id eq 'acc-2024-0042'
          */
         Query: string;
-        /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+        /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
         Version: number;
         /**
          * @description Optimistic concurrency: the bare version number the change is based on (quotes are tolerated). A different current version answers 412 `version_mismatch`.
@@ -4200,7 +4200,7 @@ export interface components {
         IdempotencyKey: string;
         /** @description true makes the service create the user at the identity provider (only when the identity provider is managed by the service; otherwise 422). Requires email and phone in the body. */
         CreateIdpUser: boolean;
-        /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor is a 400 `invalid_parameter`. */
+        /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor, or one out of the range or form the service issues (two numbers without leading zeros), is a 400 `invalid_parameter`. */
         EventsAfter: string;
         /** @description Maximum number of events returned, 1–1000 (default 100). Out of range is a 400 `invalid_parameter`. */
         EventsLimit: number;
@@ -4488,7 +4488,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -4583,7 +4583,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -4713,7 +4713,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -4752,7 +4752,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -4844,7 +4844,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -4974,7 +4974,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -5013,7 +5013,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -5105,7 +5105,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -5235,7 +5235,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -5274,7 +5274,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -5366,7 +5366,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -5496,7 +5496,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -5535,7 +5535,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -5627,7 +5627,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -5757,7 +5757,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -5796,7 +5796,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -5888,7 +5888,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -6018,7 +6018,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -6057,7 +6057,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -6149,7 +6149,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -6279,7 +6279,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -6318,7 +6318,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -6424,7 +6424,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -6569,7 +6569,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -6613,7 +6613,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -6705,7 +6705,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -6835,7 +6835,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -6874,7 +6874,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -6966,7 +6966,7 @@ export interface operations {
                  * @example owned_by_user_id
                  */
                 embed?: components["parameters"]["Embed"];
-                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer or value < 1 is a 400 `invalid_parameter`. */
+                /** @description Read this old version instead of the current one (1 = first). A version that does not exist is a 404; a non-integer, a value < 1 or > 2147483647 is a 400 `invalid_parameter`. */
                 version?: components["parameters"]["Version"];
             };
             header?: never;
@@ -7096,7 +7096,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
             };
             header?: never;
@@ -7243,7 +7243,7 @@ export interface operations {
             query?: {
                 /** @description Number of items per page, 1–100 (default 20). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Number of matching items skipped (default 0). Negative is a 400 `invalid_parameter`. */
+                /** @description Number of matching items skipped (default 0), at most 2147483647. Negative or larger is a 400 `invalid_parameter`. */
                 offset?: components["parameters"]["Offset"];
                 /**
                  * @description Comma-separated reference fields (dotted paths allowed), e.g. `owned_by_user_id,config.manager_settings.policy_id`; each referenced entity the caller may read is placed in `_embedded` under its id. An unknown field is a 400 `invalid_parameter`.
@@ -7599,7 +7599,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor is a 400 `invalid_parameter`. */
+                /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor, or one out of the range or form the service issues (two numbers without leading zeros), is a 400 `invalid_parameter`. */
                 after?: components["parameters"]["EventsAfter"];
                 /** @description Maximum number of events returned, 1–1000 (default 100). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["EventsLimit"];
