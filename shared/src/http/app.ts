@@ -7,7 +7,8 @@ import type { Logger } from '../logger.ts';
 import { ProblemError, problemBody } from '../problem.ts';
 import { decodeBody, mediaType } from './body.ts';
 import { precompileRoutes } from './routes.ts';
-import { validationProblem } from './validation.ts';
+import { unstorableIssues } from './storable.ts';
+import { issuesProblem, validationProblem } from './validation.ts';
 
 export type HandlerContext<P> = {
   operationId: string;
@@ -131,7 +132,10 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     postSecurityHandler: (c: Context, _req: Request, res: Response) => {
       const principal = c.security?.authorized ? options.principal(c.security) : undefined;
       if (principal) locals(res).log = locals(res).log.child({ tenant: principal.tenantId });
-      if (c.security?.authorized || !c.operation.security?.length) options.beforeValidation?.(c.operation.operationId!, c.request.requestBody);
+      if (c.security?.authorized || !c.operation.security?.length) {
+        refuseUnstorable(c);
+        options.beforeValidation?.(c.operation.operationId!, c.request.requestBody);
+      }
     },
     notFound: async () => {
       throw new ProblemError(404, 'not_found', 'No such route.');
@@ -201,6 +205,9 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
   app.use(async (req, res, next) => {
     try {
       const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+      // The router decodes path parameters and would throw on `%ED%A0%80` (a surrogate) or `%E2%8`:
+      // such a path names nothing, like any id of the wrong form.
+      if (!isPercentEncodedUtf8(req.path)) throw new ProblemError(404, 'not_found', 'No such resource: the path is not percent-encoded UTF-8.');
       const path = contractPath(api, req.method, req.path);
       await api.handleRequest({ method: req.method, path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res);
     } catch (error) {
@@ -215,7 +222,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     if (problem.code === 'internal_error') {
       locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
     } else if (problem.code === 'unavailable') {
-      locals(res).log.warn('not ready', { detail: problem.detail });
+      locals(res).log.warn('not ready', { detail: problem.detail, error: error instanceof ProblemError ? undefined : String(error) });
     }
     if (res.headersSent) return res.end();
     res.status(problem.status).set(problem.extra.headers ?? {});
@@ -242,6 +249,15 @@ function contractPath(api: OpenAPIBackend, method: string, path: string): string
   return otherMethod ?? path;
 }
 
+function isPercentEncodedUtf8(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function send(res: Response, result: HandlerResult): void {
   res.status(result.status).set(result.headers ?? {});
   if (result.body === undefined) {
@@ -263,6 +279,16 @@ function refuseUnsupportedBody(operation: OpenAPIV3_1.OperationObject, req: Requ
   if (!type || !accepted.includes(type)) {
     throw new ProblemError(415, 'unsupported_media_type', `Send the body as ${accepted.join(' or ')}${type ? `, not ${type}` : ''}.`);
   }
+}
+
+/**
+ * Text that no store can hold (NUL, unpaired surrogates) or bodies nested deeper than any
+ * contract's, in any parameter or body of any operation: refused here, once, with the loc of the
+ * value, before a handler could pass it to Postgres.
+ */
+function refuseUnstorable(c: Context): void {
+  const issues = unstorableIssues({ path: c.request.params, query: c.request.query, body: c.request.requestBody });
+  if (issues.length > 0) throw issuesProblem(issues);
 }
 
 async function readiness(checks: ReadinessChecks): Promise<HandlerResult> {
@@ -287,8 +313,16 @@ function toProblem(error: unknown, mapError?: (error: unknown) => ProblemError |
   if (error instanceof ProblemError) return error;
   const mapped = mapError?.(error);
   if (mapped) return mapped;
-  const type = (error as { type?: string } | null)?.type;
+  const { type, status, code, encoding } = (error ?? {}) as { type?: string; status?: number; code?: string; encoding?: string };
   if (type === 'entity.too.large') return new ProblemError(413, 'payload_too_large', 'The request body is larger than the limit.');
   if (type === 'request.aborted') return new ProblemError(400, 'malformed_json', 'The request body was not received completely.');
+  if (type === 'request.size.invalid') return new ProblemError(400, 'malformed_json', 'The request body is not as long as its Content-Length says.');
+  if (type === 'encoding.unsupported') {
+    return new ProblemError(415, 'unsupported_media_type', `Content-Encoding ${encoding ?? ''} is not supported: send the body as it is, or compressed with gzip, deflate or br.`);
+  }
+  // The body parser marks a failed decompression 400 and leaves zlib's code on it.
+  if (status === 400 && typeof code === 'string' && /^(Z_|ERR_)/.test(code)) {
+    return new ProblemError(400, 'malformed_json', 'The request body does not decompress as its Content-Encoding says.');
+  }
   return new ProblemError(500, 'internal_error', 'An unexpected error occurred; the request_id identifies it in the logs.');
 }

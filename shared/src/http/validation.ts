@@ -26,7 +26,11 @@ export function issueOf(error: ErrorObject): ValidationIssue {
 export function validationProblem(errors: ErrorObject[]): ProblemError {
   // oneOf/anyOf add a summary error next to the branch errors: keep the specific ones.
   const specific = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword));
-  const issues = dedupe((specific.length > 0 ? specific : errors).map(issueOf));
+  return issuesProblem(dedupe((specific.length > 0 ? specific : errors).map(issueOf)));
+}
+
+/** The problem for violations found by the contract or by the service's own checks of a request. */
+export function issuesProblem(issues: ValidationIssue[]): ProblemError {
   const detail = issues.map((i) => `${i.loc.join('.')} ${i.msg}`).join('; ');
   // Ids in paths are plain strings in the contracts; one that cannot be an id names nothing.
   if (issues.every((i) => i.loc[0] === 'path')) return new ProblemError(404, 'not_found', 'No such resource.');
