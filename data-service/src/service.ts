@@ -29,6 +29,9 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       resources.add(timer, (t) => clearInterval(t));
     }
     const pool = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX }), (p) => p.end());
+    // An idle connection that Postgres ends (a restart: 57P01) is an 'error' of the pool, which
+    // would otherwise stop the process; the pool drops that connection and opens another.
+    pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
     const simulations = resources.add(simulationScheduler(simulationPool(config.SIMULATION_THREADS), config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({

@@ -1,5 +1,6 @@
 export * from './ids.ts';
 export * from './problem.ts';
+export * from './unavailable.ts';
 export * from './config.ts';
 export * from './logger.ts';
 export * from './decimal.ts';

@@ -1,4 +1,4 @@
-import { ProblemError } from '@platform/shared';
+import { ProblemError, unavailableProblem } from '@platform/shared';
 import { InvalidExpression, InvalidValue, NotFound, StateConflict, TooManyWaiting, UnknownValue } from '../domain/errors.ts';
 
 /** The one place where the data service's errors become problem+json. */
@@ -16,5 +16,5 @@ export function dataProblem(error: unknown): ProblemError | undefined {
   if (error instanceof NotFound) return new ProblemError(404, 'not_found', error.message);
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
   if (error instanceof TooManyWaiting) return new ProblemError(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
-  return undefined;
+  return unavailableProblem(error);
 }

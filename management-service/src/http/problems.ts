@@ -1,4 +1,4 @@
-import { ProblemError } from '@platform/shared';
+import { ProblemError, unavailableProblem } from '@platform/shared';
 import {
   DuplicateValue,
   InvalidParameter,
@@ -39,5 +39,5 @@ export function domainProblem(error: unknown): ProblemError | undefined {
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
   if (error instanceof VersionMismatch) return new ProblemError(412, 'version_mismatch', error.message);
   if (error instanceof NotBuilt) return new ProblemError(501, 'not_implemented', error.message);
-  return undefined;
+  return unavailableProblem(error);
 }
