@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import knex from 'knex';
+import pg from 'pg';
+import { freePort } from '../../scripts/lib/ports.ts';
+import { createTestDatabase, type TestDatabase } from '../../scripts/test-support/database.ts';
+import { isUnavailable, unavailableProblem } from '../src/unavailable.ts';
+
+/** The error a promise rejects with (the test fails when it resolves). */
+async function errorOf(work: Promise<unknown>): Promise<unknown> {
+  try {
+    await work;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('unavailable: which database errors are a 503', function () {
+  this.timeout(30_000);
+  let database: TestDatabase;
+  before(async () => {
+    database = await createTestDatabase();
+  });
+  after(() => database?.drop());
+
+  it('a refused connection (nobody listens on the port)', async () => {
+    const url = new URL(database.url);
+    url.port = String(await freePort());
+    const client = new pg.Client({ connectionString: url.toString() });
+    const error = await errorOf(client.connect());
+    assert.equal((error as { code?: string }).code, 'ECONNREFUSED');
+    assert.ok(isUnavailable(error));
+    const problem = unavailableProblem(error)!;
+    assert.equal(problem.status, 503);
+    assert.equal(problem.code, 'unavailable');
+    assert.deepEqual(problem.extra.headers, { 'Retry-After': '5' });
+  });
+
+  it('a connection the server ends under a running statement (57P01 admin shutdown), and the dead connection afterwards', async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    client.on('error', () => undefined);
+    await client.connect();
+    const { rows } = await client.query('select pg_backend_pid() as pid');
+    const running = errorOf(client.query('select pg_sleep(20)'));
+    await new Promise((r) => setTimeout(r, 200));
+    await database.db.raw('select pg_terminate_backend(?)', [rows[0].pid]);
+    const error = await running;
+    assert.equal((error as { code?: string }).code, '57P01');
+    assert.ok(isUnavailable(error));
+    const after = await errorOf(client.query('select 1'));
+    assert.ok(isUnavailable(after), String(after));
+  });
+
+  it("knex's time-out waiting for a connection of a full pool", async () => {
+    const db = knex({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 }, acquireConnectionTimeout: 200 });
+    try {
+      const trx = await db.transaction();
+      const error = await errorOf(db.raw('select 1'));
+      await trx.rollback();
+      assert.equal((error as Error).name, 'KnexTimeoutError');
+      assert.ok(isUnavailable(error));
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('not the errors of a request: bad SQL, a value Postgres refuses, a unique violation, a plain Error', async () => {
+    const db = database.db;
+    await db.raw('create table unavailable_t (k text primary key)');
+    await db.raw("insert into unavailable_t values ('a')");
+    for (const work of [db.raw('selec 1'), db.raw('select ?::numeric', ['1e999999']), db.raw('select ?::text', ['a\u0000']), db.raw("insert into unavailable_t values ('a')")]) {
+      const error = await errorOf(work);
+      assert.equal(isUnavailable(error), false, String(error));
+      assert.equal(unavailableProblem(error), undefined);
+    }
+    assert.equal(isUnavailable(new Error('boom')), false);
+    assert.equal(isUnavailable(undefined), false);
+  });
+});
