@@ -3,8 +3,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { connectNats } from '@platform/shared';
 import { ensureInstalled } from './os-packages.ts';
 import { waitFor } from './ports.ts';
+import { describeExit, exitOf, stopProcess, type Exit } from './processes.ts';
 
-export type NatsServer = { url: string; mqttUrl?: string; process: ChildProcess; stop: () => Promise<void> };
+export type NatsServer = {
+  url: string;
+  mqttUrl?: string;
+  process: ChildProcess;
+  /** Settles once nats-server has exited, for whatever reason (also when it already had). */
+  exited: Promise<Exit>;
+  /** SIGTERM, SIGKILL if it takes longer than 10 s. */
+  stop: () => Promise<void>;
+};
 
 /**
  * Starts nats-server with JetStream on loopback, its state in `dir`, and with `mqttPort` its MQTT
@@ -26,30 +35,27 @@ export async function startNatsServer(options: { port: number; mqttPort?: number
       '',
     ].join('\n'),
   );
-  const child = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // In a process group of its own: a Ctrl-C meant for the caller does not stop it before the
+  // processes that use it; the caller stops it.
+  const child = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const url = `nats://127.0.0.1:${options.port}`;
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`nats-server exited with ${code}: ${stderr}`))));
-  exited.catch(() => undefined);
-  await Promise.race([
-    exited,
-    waitFor('nats-server', async () => {
-      const nc = await connectNats(url, 'probe');
-      await nc.close();
-    }),
-  ]);
-  return {
-    url,
-    mqttUrl: options.mqttPort ? `mqtt://127.0.0.1:${options.mqttPort}` : undefined,
-    process: child,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const done = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await done;
-    },
-  };
+  const exited = exitOf(child);
+  const stop = () => stopProcess(child, { name: 'nats-server', signal: 'SIGTERM', graceMs: 10_000, log: options.log });
+  try {
+    await Promise.race([
+      exited.then((exit) => Promise.reject(new Error(`nats-server exited (${describeExit(exit)}): ${stderr}`))),
+      waitFor('nats-server', async () => {
+        const nc = await connectNats(url, 'probe');
+        await nc.close();
+      }),
+    ]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, mqttUrl: options.mqttPort ? `mqtt://127.0.0.1:${options.mqttPort}` : undefined, process: child, exited, stop };
 }

