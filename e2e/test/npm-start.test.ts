@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, portAnswers } from '../../scripts/lib/ports.ts';
+import pg from 'pg';
+import { freePort, portAnswers, waitFor } from '../../scripts/lib/ports.ts';
+import { postgresSystemUser, startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
+import { exitOf, type Exit } from '../../scripts/lib/processes.ts';
+import { childrenOf, processesOf } from '../../scripts/test-support/processes.ts';
 import { dataClient, managementClient } from '../src/clients.ts';
 
 type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
@@ -33,15 +37,53 @@ function start(dataDir: string, ports: Record<string, number>): Promise<{ child:
   });
 }
 
+/** How the supervisor ended, failing with its output when it still runs after `ms`. */
+async function exitWithin(run: { child: ChildProcess; output: () => string }, ms: number): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`npm start still runs after ${ms} ms:\n${run.output()}`)), ms)));
+  try {
+    return await Promise.race([exitOf(run.child), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The pid of the supervisor's child whose command line holds `part`, once there is one other than `not`. */
+async function childPid(supervisor: ChildProcess, part: string, not?: number): Promise<number> {
+  let pid: number | undefined;
+  await waitFor(`a child running ${part}`, async () => {
+    pid = childrenOf(supervisor.pid!, part).find((p) => p.pid !== not)?.pid;
+    if (pid === undefined) throw new Error('none yet');
+  }, 60_000);
+  return pid!;
+}
+
+async function passwordAccepted(port: number, password: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
+  try {
+    await client.connect();
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === '28P01') return false;
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 describe('npm start', function () {
   this.timeout(300_000);
+  // One data folder for every start: the sample universe is generated once, on the first.
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'));
   let ports: Record<string, number>;
 
   before(async () => {
     ports = { MANAGEMENT_PORT: await freePort(), DATA_PORT: await freePort(), PG_PORT: await freePort(), NATS_PORT: await freePort(), MQTT_PORT: await freePort() };
   });
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  after(() => {
+    for (const left of processesOf(dataDir)) process.kill(left.pid, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   const stop = async (child: ChildProcess) => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -50,8 +92,34 @@ describe('npm start', function () {
     for (const port of Object.values(ports)) assert.equal(await portAnswers(port), false, `port ${port} still open after Ctrl-C`);
   };
 
-  it('serves both interfaces with the demo credentials, stops everything on Ctrl-C, and reuses its data', async () => {
+  /** After the supervisor exited: none of its processes (Postgres backends included) is left, and its ports are free. */
+  const assertNothingLeft = async () => {
+    await waitFor('the processes of the data folder to end', async () => {
+      const left = processesOf(dataDir);
+      if (left.length) throw new Error(left.map((p) => `${p.pid} ${p.command}`).join('\n'));
+    }, 15_000);
+    for (const port of Object.values(ports)) assert.equal(await portAnswers(port), false, `port ${port} still open`);
+  };
+
+  it('starts on an older data folder, serves both interfaces with the demo credentials, stops everything on Ctrl-C, and reuses its data', async () => {
+    // An older `npm start` gave the postgres role a fixed password.
+    const former = await startEmbeddedPostgres({ dir: join(dataDir, 'pg'), port: ports.PG_PORT!, persistent: true, password: 'platform', log: () => undefined });
+    await former.stop();
+
     const first = await start(dataDir, ports);
+    const password = readFileSync(join(dataDir, 'pg-password'), 'utf8').trim();
+    assert.ok(password.length >= 32, 'a generated password');
+    assert.equal(await passwordAccepted(ports.PG_PORT!, password), true);
+    assert.equal(await passwordAccepted(ports.PG_PORT!, 'platform'), false, 'the former fixed password is replaced');
+    const mode = (file: string) => statSync(join(dataDir, file)).mode & 0o777;
+    for (const file of ['pg-password', 'credentials.json', 'jwt-signing-key.pem', 'platform.json']) assert.equal(mode(file), 0o600, file);
+    const pgUser = postgresSystemUser();
+    assert.equal(mode('pg'), 0o700);
+    assert.equal(statSync(join(dataDir, 'pg')).uid, pgUser?.uid ?? process.getuid!(), 'the Postgres folder belongs to the user Postgres runs as');
+    // As root the postgres user must traverse the data folder to reach its own: its group only.
+    assert.equal(mode('.'), pgUser ? 0o710 : 0o700);
+    if (pgUser) assert.equal(statSync(dataDir).gid, pgUser.gid);
+
     const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
     assert.deepEqual(Object.keys(credentials).sort(), ['access_key_id', 'api_key', 'data_url', 'management_url', 'secret_access_key', 'tenant_id']);
     const login = await managementClient(credentials.management_url).POST('/auth/login/', {
@@ -67,10 +135,55 @@ describe('npm start', function () {
     const second = await start(dataDir, ports);
     const again = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
     assert.equal(again.access_key_id, credentials.access_key_id, 'a second start keeps the credentials');
+    assert.equal(readFileSync(join(dataDir, 'pg-password'), 'utf8').trim(), password, 'and the Postgres password');
     const relogin = await managementClient(again.management_url).POST('/auth/login/', {
       body: { access_key_id: again.access_key_id, secret_access_key: again.secret_access_key },
     });
     assert.equal(relogin.response.status, 200, 'and its database');
     await stop(second.child);
+  });
+
+  it('restarts a service killed with SIGKILL, saying so; nats-server killed stops everything with exit code 1', async () => {
+    const run = await start(dataDir, ports);
+    for (const [name, entry, port] of [
+      ['management', 'management-service/src/main.ts', ports.MANAGEMENT_PORT],
+      ['data', 'data-service/src/main.ts', ports.DATA_PORT],
+    ] as const) {
+      const killed = await childPid(run.child, entry);
+      process.kill(killed, 'SIGKILL');
+      await childPid(run.child, entry, killed);
+      await waitFor(`${name} /livez after its restart`, async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/livez`);
+        if (res.status !== 200) throw new Error(`status ${res.status}`);
+      }, 60_000);
+      assert.match(run.output(), new RegExp(`\\[start\\] ${name} exited \\(killed by SIGKILL\\); restarting it`));
+    }
+
+    process.kill(await childPid(run.child, 'nats-server'), 'SIGKILL');
+    assert.deepEqual(await exitWithin(run, 60_000), { code: 1, signal: null });
+    assert.match(run.output(), /\[start\] nats-server exited \(killed by SIGKILL\); stopping the platform/);
+    await assertNothingLeft();
+  });
+
+  it('stops everything with exit code 1 when a service keeps dying', async () => {
+    const run = await start(dataDir, ports);
+    let killed: number | undefined;
+    // The first exit and three restarts; the fourth restart would be one too many within the minute.
+    for (let exits = 0; exits < 4; exits++) {
+      killed = await childPid(run.child, 'management-service/src/main.ts', killed);
+      process.kill(killed, 'SIGKILL');
+    }
+    assert.deepEqual(await exitWithin(run, 60_000), { code: 1, signal: null });
+    assert.equal(run.output().match(/\[start\] management exited \(killed by SIGKILL\); restarting it/g)?.length, 3);
+    assert.match(run.output(), /\[start\] management exited \(killed by SIGKILL\) after 3 restarts within 60 s; it keeps dying: stopping the platform/);
+    await assertNothingLeft();
+  });
+
+  it('stops everything with exit code 1 when Postgres is killed', async () => {
+    const run = await start(dataDir, ports);
+    process.kill(await childPid(run.child, 'native/bin/postgres'), 'SIGKILL');
+    assert.deepEqual(await exitWithin(run, 60_000), { code: 1, signal: null });
+    assert.match(run.output(), /\[start\] postgres exited \(killed by SIGKILL\); stopping the platform/);
+    await assertNothingLeft();
   });
 });
