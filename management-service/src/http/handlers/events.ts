@@ -6,7 +6,8 @@ import { mustBeMachine } from '../../domain/permissions.ts';
 import { eventsAfter, type Cursor } from '../../store/outbox.ts';
 import { inTenant } from '../../store/tenant-scope.ts';
 
-const CURSOR = /^(\d{1,20})-(\d{1,20})$/;
+// The form the contract allows: numbers without leading zeros (Postgres would read 080 as octal), within xid8 and bigint.
+const CURSOR = /^(0|[1-9]\d{0,18})-(0|[1-9]\d{0,17})$/;
 const START = '0-0';
 
 function parseCursor(text: unknown): Cursor | undefined {
