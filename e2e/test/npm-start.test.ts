@@ -3,9 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { freePort, portAnswers, waitFor } from '../../scripts/lib/ports.ts';
-import { postgresSystemUser, startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
+import { passwordAccepted, postgresSystemUser, startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
 import { exitOf, type Exit } from '../../scripts/lib/processes.ts';
 import { childrenOf, processesOf } from '../../scripts/test-support/processes.ts';
 import { dataClient, managementClient } from '../src/clients.ts';
@@ -56,19 +55,6 @@ async function childPid(supervisor: ChildProcess, part: string, not?: number): P
     if (pid === undefined) throw new Error('none yet');
   }, 60_000);
   return pid!;
-}
-
-async function passwordAccepted(port: number, password: string): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
-  try {
-    await client.connect();
-    return true;
-  } catch (error) {
-    if ((error as { code?: string }).code === '28P01') return false;
-    throw error;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 describe('npm start', function () {

@@ -58,7 +58,8 @@ function letPostgresUserReach(path: string, user: { uid: number; gid: number }, 
   }
 }
 
-async function connects(port: number, password: string): Promise<boolean> {
+/** Whether the postgres role on `port` accepts `password` (false for a wrong one; other failures throw). */
+export async function passwordAccepted(port: number, password: string): Promise<boolean> {
   const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
   try {
     await client.connect();
@@ -76,9 +77,9 @@ async function connects(port: number, password: string): Promise<boolean> {
  * one, or the throwaway one of a fresh cluster), so that it is never written outside the data folder.
  */
 async function settlePassword(port: number, password: string, others: string[]): Promise<'kept' | 'replaced' | 'refused'> {
-  if (await connects(port, password)) return 'kept';
+  if (await passwordAccepted(port, password)) return 'kept';
   for (const other of others) {
-    if (!(await connects(port, other))) continue;
+    if (!(await passwordAccepted(port, other))) continue;
     const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: other, database: 'postgres' });
     await client.connect();
     try {
