@@ -1,30 +1,7 @@
 -- Funding and withdrawal flows (decisions §6, §7).
 
--- Idempotency-Key: one row per tenant + method + path + key. The row is inserted in the same
--- transaction as the request's effect and completed with the response before commit, so a key
--- exists exactly when its effect does. A second request with the same key blocks on the unique
--- primary key until the first commits (then replays) or rolls back (then runs).
-create table idempotency_keys (
-  tenant_id       text not null references tenants (id),
-  method          text not null,
-  path            text not null,
-  key             text not null,
-  request_hash    text not null,
-  response_status integer,
-  response_headers jsonb,
-  response_body   text,
-  created_at      timestamptz not null default now(),
-  expires_at      timestamptz not null,
-  primary key (tenant_id, method, path, key)
-);
-create index idempotency_keys_expiry on idempotency_keys (expires_at);
-
--- Not forced: the expiry job, running as the owning role, removes every tenant's expired keys.
-alter table idempotency_keys enable row level security;
-create policy tenant_isolation on idempotency_keys
-  using (tenant_id = current_setting('app.tenant_id', true))
-  with check (tenant_id = current_setting('app.tenant_id', true));
-grant select, insert, update, delete on idempotency_keys to platform_tenant;
+-- The Idempotency-Key table, created here at first, is the shared package's (both services keep
+-- keys in it): shared/migrations/006_idempotency_keys.sql.
 
 -- Internal messages (optimizer requests) travel through the outbox too, to their own NATS subject;
 -- null means the tenant's event subject. GET /events/ serves tenant events only.

@@ -4,7 +4,7 @@ import { ProblemError } from './problem.ts';
 
 /**
  * Idempotency-Key (decisions §7), shared by both services: keys live in Postgres
- * (`idempotency_keys`, management migration 006) and are claimed in the transaction of the
+ * (`idempotency_keys`, shared/migrations/006_idempotency_keys.sql) and are claimed in the transaction of the
  * request's effect, so a key exists exactly when its effect does.
  */
 

@@ -10,4 +10,5 @@ export * from './http/app.ts';
 export * from './http/contract.ts';
 export * from './http/server.ts';
 export * from './idempotency.ts';
+export * from './migrations.ts';
 export * from './revocation-cache.ts';

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /**
- * The tenant data of the data service in Postgres (migration 007: data_custom_reference,
+ * The tenant data of the data service in Postgres (data-service/migrations/007: data_custom_reference,
  * data_inspirations, data_universes), the source of truth that every replica caches in DuckDB, and
  * the version per tenant (data_tenant_versions) by which a replica knows its cache is current.
  */

@@ -1,5 +1,5 @@
--- Tenant data of the DATA SERVICE, which owns these tables (the management service never reads or
--- writes them; they live in this one migration stream because there is one database). What tenants
+-- Tenant data of the data service, which owns these tables (the management service never reads or
+-- writes them; one migrate command applies every owner's files to the one database). What tenants
 -- write through the data interface, and their universes (CLI: `data universe set`), is kept here so
 -- that every data-service replica serves the same data and a new replica starts with it. Each
 -- replica caches a tenant's rows in its DuckDB file and reloads them when the tenant's version

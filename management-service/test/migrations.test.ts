@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import knex, { type Knex } from 'knex';
+import { migrationFolders, newUlid } from '@platform/shared';
+import { testWorkDir } from '../../scripts/test-support/database.ts';
+import { migrateLatest, migrationFiles } from '../src/store/migrate.ts';
+
+const owner = (path: string) => basename(join(path, '..', '..'));
+
+/** An empty database of the test cluster (not cloned from the migrated template). */
+async function emptyDatabase(): Promise<{ db: Knex; drop: () => Promise<void> }> {
+  const adminUrl = process.env.TEST_PG_ADMIN_URL!;
+  const name = `migrate_${newUlid().toLowerCase()}`;
+  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = knex({ client: 'pg', connection: url.toString(), pool: { min: 0, max: 2 } });
+  return {
+    db,
+    drop: async () => {
+      await db.destroy();
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.destroy();
+    },
+  };
+}
+
+/** Tables, columns, indexes, policies and grants of the public schema, comparable between databases. */
+async function schemaOf(db: Knex): Promise<unknown> {
+  const q = async (sql: string) => (await db.raw(sql)).rows;
+  return {
+    columns: await q(`select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns where table_schema = 'public' and table_name <> 'schema_migrations_lock' order by 1, 2`),
+    indexes: await q(`select tablename, indexname, indexdef from pg_indexes where schemaname = 'public' order by 1, 2`),
+    policies: await q(`select tablename, policyname, qual, with_check from pg_policies order by 1, 2`),
+    rls: await q(`select relname, relrowsecurity, relforcerowsecurity from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by 1`),
+    grants: await q(`select table_name, privilege_type from information_schema.role_table_grants where grantee = 'platform_tenant' order by 1, 2`),
+  };
+}
+
+describe('database migrations: each package owns its tables, one command applies them all', function () {
+  this.timeout(120_000);
+
+  it('orders every owner\'s files by name, each name once, each table created by its owner', async () => {
+    const files = await migrationFiles();
+    const names = [...files.keys()];
+    assert.deepEqual(names, [...names].sort());
+    assert.deepEqual(
+      [...files].map(([name, path]) => `${owner(path)}/${name}`),
+      [
+        'management-service/001_tenants_and_credentials.sql',
+        'management-service/002_entities.sql',
+        'management-service/003_collection_queries.sql',
+        'management-service/004_outbox.sql',
+        'management-service/005_event_destinations.sql',
+        'management-service/006_funding.sql',
+        'shared/006_idempotency_keys.sql',
+        'data-service/007_data_tenant_data.sql',
+        'management-service/008_token_revocation.sql',
+      ].filter((f) => names.includes(basename(f))),
+    );
+    for (const [, path] of files) {
+      const created = [...readFileSync(path, 'utf8').matchAll(/create table (?:if not exists )?(\w+)/g)].map((m) => m[1]!);
+      for (const table of created) {
+        if (table.startsWith('data_')) assert.equal(owner(path), 'data-service', `${table} in ${path}`);
+        else if (table === 'idempotency_keys') assert.equal(owner(path), 'shared', `${table} in ${path}`);
+        else assert.equal(owner(path), 'management-service', `${table} in ${path}`);
+      }
+    }
+  });
+
+  it('refuses two files of one name in different folders', async () => {
+    const a = mkdtempSync(join(testWorkDir(), 'mig-a-'));
+    const b = mkdtempSync(join(testWorkDir(), 'mig-b-'));
+    try {
+      writeFileSync(join(a, '001_one.sql'), 'select 1');
+      writeFileSync(join(b, '001_one.sql'), 'select 1');
+      await assert.rejects(migrationFiles([a, b]), /001_one\.sql is in both/);
+    } finally {
+      rmSync(a, { recursive: true, force: true });
+      rmSync(b, { recursive: true, force: true });
+    }
+  });
+
+  it('upgrades a database migrated when every file was the management service\'s, without loss, to the schema of a fresh one', async () => {
+    // The layout before the split: one folder, the Idempotency-Key table inside 006_funding.sql.
+    const files = await migrationFiles();
+    const before = mkdtempSync(join(testWorkDir(), 'migrations-before-'));
+    for (const [name, path] of files) {
+      if (name === '006_idempotency_keys.sql') continue;
+      const sql = readFileSync(path, 'utf8');
+      writeFileSync(join(before, name), name === '006_funding.sql' ? readFileSync(files.get('006_idempotency_keys.sql')!, 'utf8') + sql : sql);
+    }
+    const old = await emptyDatabase();
+    const fresh = await emptyDatabase();
+    try {
+      await migrateLatest(old.db, [before]);
+      await old.db.raw(`insert into tenants (id, name) values ('bank', 'Bank')`);
+      await old.db.raw(`insert into idempotency_keys (tenant_id, method, path, key, request_hash, expires_at) values ('bank', 'POST', '/users/', 'k-1', 'h', now() + interval '1 day')`);
+      await old.db.raw(`insert into data_custom_reference (tenant_id, isin, key, value) values ('bank', 'IE00B4L5Y983', 'esg', '"A"')`);
+
+      assert.deepEqual(await migrateLatest(old.db), ['006_idempotency_keys.sql'], 'only the file that is new by name runs');
+      assert.deepEqual(await migrateLatest(old.db), [], 'and nothing the second time');
+      assert.equal((await old.db('idempotency_keys').where({ key: 'k-1' })).length, 1);
+      assert.equal((await old.db('data_custom_reference').where({ tenant_id: 'bank' })).length, 1);
+
+      assert.deepEqual(await migrateLatest(fresh.db), [...files.keys()]);
+      assert.deepEqual(await schemaOf(old.db), await schemaOf(fresh.db), 'the upgraded schema is the fresh one');
+    } finally {
+      await old.drop();
+      await fresh.drop();
+      rmSync(before, { recursive: true, force: true });
+    }
+  });
+
+  it('names the three owners\' folders', () => {
+    assert.deepEqual(migrationFolders.map((f) => owner(join(f, 'x'))), ['shared', 'management-service', 'data-service']);
+  });
+});
