@@ -94,12 +94,15 @@ describe('users', () => {
     assert.equal((await elsewhere('POST', '/users/', { external_id, email, phone })).status, 201);
   });
 
-  it('requires email and phone with create_idp_user=true', async () => {
+  it('requires email and phone with create_idp_user=true, then refuses it as the contract says: no identity provider is managed', async () => {
     const res = await api('POST', '/users/?create_idp_user=true', { email: `i${unique()}@example.com` });
     assertProblem(res, 422, 'validation_failed');
     assert.deepEqual(res.body.errors[0].loc, ['body', 'phone']);
-    const both = await api('POST', '/users/?create_idp_user=true', { email: `i${unique()}@example.com`, phone: `+4918${unique().slice(-9)}` });
-    assertProblem(both, 501, 'not_implemented');
+    const email = `i${unique()}@example.com`;
+    const both = await api('POST', '/users/?create_idp_user=true', { email, phone: `+4918${unique().slice(-9)}` });
+    assertProblem(both, 422, 'validation_failed');
+    assert.deepEqual(both.body.errors[0].loc, ['query', 'create_idp_user']);
+    assert.equal((await api('GET', `/users/?query=${encodeURIComponent(`email eq '${email}'`)}`)).body.count, 0, 'nothing created');
   });
 
   it('replaces the counter account whole and lets status be patched in any order', async () => {

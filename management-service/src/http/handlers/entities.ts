@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isId, type HandlerContext, type OperationHandler } from '@platform/shared';
 import type { Principal } from '../../auth/principal.ts';
-import { EntityNotFound, NotBuilt, NotPermitted, StateConflict } from '../../domain/errors.ts';
+import { EntityNotFound, InvalidField, NotPermitted, StateConflict } from '../../domain/errors.ts';
 import type { EntityKind, WriteContext } from '../../domain/entities/kind.ts';
 import { checkIdpUserRequirements } from '../../domain/entities/users.ts';
 import { checkIfMatch } from '../../domain/if-match.ts';
@@ -64,7 +64,8 @@ async function create(kind: EntityKind, ctx: Ctx, run: TenantRunner) {
   const body = ctx.body as Doc;
   if (kind.type === 'users' && ctx.query.create_idp_user === true) {
     checkIdpUserRequirements(body);
-    throw new NotBuilt('This deployment manages no identity provider: create the user with create_idp_user=false.');
+    // The contract's answer when the service manages no identity provider, which this one never does.
+    throw new InvalidField(['query', 'create_idp_user'], 'cannot be true: this deployment manages no identity provider; create the user with create_idp_user=false');
   }
   const row = await run(async (trx, tenant) => {
     const wctx = await writeContext(trx, tenant, kind, ctx);
