@@ -1,17 +1,21 @@
 import type { Knex } from 'knex';
 import { newId } from '@platform/shared';
 import { InvalidField } from '../domain/errors.ts';
+import { entityKinds } from '../domain/entities/catalog.ts';
 import type { EntityKind, Reference, WriteContext } from '../domain/entities/kind.ts';
 import type { Doc } from '../domain/merge.ts';
 import { existingIds, insertEntity, updateEntity, type EntityRow } from '../store/entities.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { recordEffects, type ExtraEvents } from './entity-effects.ts';
 
+/** What an error calls an entity type: its kind's label (optimizations are no kind of the catalogue). */
+const LABELS = new Map<string, string>([...entityKinds.map((kind): [string, string] => [kind.type, kind.label]), ['optimizations', 'optimization']]);
+
 /** Every reference (that changed) must name an existing, undeleted entity of the right type in the tenant. */
 async function checkReferences(trx: Knex.Transaction, tenantId: string, refs: Reference[]): Promise<void> {
   const existing = await existingIds(trx, tenantId, refs);
   const missing = refs.find((r) => !existing.has(`${r.type}:${r.id}`));
-  if (missing) throw new InvalidField(missing.loc, `names no ${missing.type.replace(/-|_/g, ' ').replace(/s$/, '')} of this tenant`);
+  if (missing) throw new InvalidField(missing.loc, `names no ${LABELS.get(missing.type) ?? missing.type} of this tenant`);
 }
 
 const changedReferences = (kind: EntityKind, before: Doc, after: Doc) => {

@@ -1,16 +1,20 @@
 import { isId } from '@platform/shared';
+import { entityKinds } from '../domain/entities/catalog.ts';
 import type { Doc } from '../domain/merge.ts';
 import type { EntityRow, VersionRow } from '../store/entities.ts';
 
 /** version_authored_by_user_id names a user; changes by machine clients have none. */
 const authorUserId = (author: string | null) => (author && isId('U', author) ? author : null);
 
+const readers = new Map(entityKinds.map((kind) => [kind.type, kind.read]));
+
 /** The answer for one entity: its fields and the metadata of the interface. */
 export function presentEntity(row: EntityRow, at?: VersionRow): Doc {
   const state = at ?? row;
+  const read = readers.get(row.type);
   return {
     id: row.id,
-    ...state.doc,
+    ...(read ? read(state.doc) : state.doc),
     creation_datetime: row.created_at.toISOString(),
     version: state.version,
     version_datetime: state.version_at.toISOString(),

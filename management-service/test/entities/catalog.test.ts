@@ -21,7 +21,7 @@ describe('goals, horizons, policies, risk profiles, instrument groups, transacti
     ['/horizons/', 'H', { name: 'Ten years', years: 10 }, { name: 'Forever', years: 0 }, { description: null }],
     ['/risk-profiles/', 'K', { name: 'Balanced', score: 50, risk_level: 4 }, { name: 'Wild', score: 50, risk_level: 8 }, { description: null, policy_id: null }],
     ['/instrument_groups/', 'J', { name: { 'en-GB': 'Clean energy' }, instrument_ids: ['IE00B4L5Y983'] }, { name: { 'en-GB': 'x' }, instrument_ids: ['NOT-AN-ISIN'] }, { category: null, image_uri: null }],
-    ['/policies/', 'Y', build.policy(), build.policy({ config: { model_portfolio: { IE00B4L5Y983: 0.7, IE00B3F81409: 0.4 } } }), {}],
+    ['/policies/', 'Y', build.policy(), build.policy({ config: { model_portfolio: { IE00B4L5Y983: 0.7, IE00B3F81409: 0.4 } } }), { description: null }],
   ];
   for (const [path, letter, good, bad, defaults] of kinds) {
     it(`${path}: created with id letter ${letter} and defaults, refused when invalid, changed, versioned, deleted`, async () => {
@@ -51,12 +51,21 @@ describe('goals, horizons, policies, risk profiles, instrument groups, transacti
     assertProblem(await api('PATCH', `/policies/${policy.id}`, { config: { asset_class_bands: { EQUITY: [0.8, 0.2] } } }), 422, 'validation_failed');
   });
 
+  it('answers a policy stored without a description with description null', async () => {
+    const policy = (await api('POST', '/policies/', build.policy())).body.id;
+    await platform.database.db('entities').where({ id: policy }).update({ doc: platform.database.db.raw("doc - 'description'") });
+    assert.equal((await platform.database.db('entities').where({ id: policy }).first()).doc.description, undefined);
+    const read = (await api('GET', `/policies/${policy}`)).body;
+    assert.equal(read.description, null);
+  });
+
   it('checks that a risk profile names an existing policy', async () => {
     const policy = (await api('POST', '/policies/', build.policy())).body.id;
     assert.equal((await api('POST', '/risk-profiles/', { name: 'B', score: 1, risk_level: 2, policy_id: policy })).status, 201);
     const res = await api('POST', '/risk-profiles/', { name: 'B', score: 1, risk_level: 2, policy_id: 'Y01M80KHFCGRHVVWPCXR0XBGW3X' });
     assertProblem(res, 422, 'validation_failed');
     assert.deepEqual(res.body.errors[0].loc, ['body', 'policy_id']);
+    assert.equal(res.body.errors[0].msg, 'names no policy of this tenant');
   });
 
   describe('transactions', () => {
@@ -108,8 +117,20 @@ describe('goals, horizons, policies, risk profiles, instrument groups, transacti
     assert.equal(profile.body.id[0], 'N');
     assert.deepEqual(profile.body.assessments, []);
     assert.equal((await api('GET', `/suitability-profiler/profiles/${profile.body.id}/`)).body.user_id, owner);
+    // user_id is write-once: its own value is accepted, another user is a 409 that changes nothing.
+    const item = `/suitability-profiler/profiles/${profile.body.id}/`;
+    assert.equal((await api('PATCH', item, { user_id: owner })).status, 200);
+    const someoneElse = (await api('POST', '/users/', build.user())).body.id;
+    const moved = await api('PATCH', item, { user_id: someoneElse });
+    assertProblem(moved, 409, 'write_once_field');
+    assert.deepEqual(moved.body.errors[0].loc, ['body', 'user_id']);
+    const after = (await api('GET', item)).body;
+    assert.deepEqual([after.user_id, after.readable_by], [owner, [owner]]);
     const bad = await api('POST', '/suitability-profiler/profiles/', { user_id: owner, questionnaire_id: 'Q01M80KHFCGRHVVWPCXR0XBGW3X' });
     assertProblem(bad, 422, 'validation_failed');
     assert.deepEqual(bad.body.errors[0].loc, ['body', 'questionnaire_id']);
+    assert.equal(bad.body.errors[0].msg, 'names no questionnaire of this tenant');
+    const noRisk = await api('POST', '/portfolios/', build.roboPortfolio(owner, { risk_profile_id: 'K01M80KHFCGRHVVWPCXR0XBGW3X' }));
+    assert.equal(noRisk.body.errors[0].msg, 'names no risk profile of this tenant');
   });
 });

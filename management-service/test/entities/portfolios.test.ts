@@ -32,6 +32,27 @@ describe('portfolios', () => {
     assert.equal(p.config.manager_settings.active, true);
   });
 
+  it('answers config.manager_settings.tags always: [] by default, kept by other changes, and for rows stored without it', async () => {
+    const p = (await api('POST', '/portfolios/', build.portfolio(owner))).body;
+    assert.deepEqual(p.config.manager_settings.tags, []);
+    const tagged = await api('PATCH', `/portfolios/${p.id}`, { config: { manager_settings: { tags: ['green'] } } });
+    assert.deepEqual(tagged.body.config.manager_settings.tags, ['green']);
+    const other = await api('PATCH', `/portfolios/${p.id}`, { config: { manager_settings: { background_color: '#1A2B3C' } } });
+    assert.deepEqual(other.body.config.manager_settings.tags, ['green']);
+
+    // A portfolio written before tags had a default: its stored documents (current and version 1) lack them.
+    const old = (await api('POST', '/portfolios/', build.roboPortfolio(owner, { policy_id: policy }))).body;
+    const strip = "jsonb_set(doc, '{config,manager_settings}', (doc->'config'->'manager_settings') - 'tags')";
+    await platform.database.db('entities').where({ id: old.id }).update({ doc: platform.database.db.raw(strip) });
+    await platform.database.db('entity_versions').where({ id: old.id }).update({ doc: platform.database.db.raw(strip) });
+    const stored = await platform.database.db('entities').where({ id: old.id }).first();
+    assert.equal('tags' in stored.doc.config.manager_settings, false);
+    assert.deepEqual((await api('GET', `/portfolios/${old.id}`)).body.config.manager_settings, { active: true, policy_id: policy, tags: [] });
+    assert.deepEqual((await api('GET', `/portfolios/${old.id}?version=1`)).body.config.manager_settings.tags, []);
+    const listed = await api('GET', `/portfolios/?query=${encodeURIComponent(`id eq '${old.id}'`)}`);
+    assert.deepEqual(listed.body.results[0].config.manager_settings.tags, []);
+  });
+
   describe('field rules: each accepted and refused', () => {
     const cases: [string, () => Record<string, unknown>, () => Record<string, unknown>, string][] = [
       ['name is required', () => build.portfolio(owner), () => ({ ...build.portfolio(owner), name: undefined }), 'body.name'],

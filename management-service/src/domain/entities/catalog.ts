@@ -1,6 +1,6 @@
 import { fromNumber, toText } from '@platform/shared';
-import { InvalidField } from '../errors.ts';
-import { mergePatch, type Doc, type Json } from '../merge.ts';
+import { InvalidField, WriteOnceField } from '../errors.ts';
+import { jsonEqual, mergePatch, type Doc, type Json } from '../merge.ts';
 import type { EntityKind, Reference, WriteContext } from './kind.ts';
 import { portfolios } from './portfolios.ts';
 import { users } from './users.ts';
@@ -17,6 +17,8 @@ type Simple = {
   /** listGoals; default: the stem and an s. */
   plural?: string;
   defaults: Doc;
+  /** Fields that cannot change once set (409 write_once_field). */
+  writeOnce?: string[];
   /** Values a PATCH replaces whole (lists are always replaced). */
   whole?: string[];
   references?: [field: string, type: string][];
@@ -54,7 +56,14 @@ function simpleKind(s: Simple): EntityKind {
     schema: s.name,
     embeddable: [...(s.references ?? []).map(([field]) => field), ...(s.parent ? [`${s.parent.type.replace(/s$/, '')}_id`] : [])],
     create: (body, ctx) => finish(body, ctx),
-    update: (current, body, ctx) => finish(mergePatch(current, body, whole), ctx),
+    update: (current, body, ctx) => {
+      for (const field of s.writeOnce ?? []) {
+        if (field in body && current[field] !== undefined && current[field] !== null && !jsonEqual(body[field], current[field])) throw new WriteOnceField(['body', field]);
+      }
+      return finish(mergePatch(current, body, whole), ctx);
+    },
+    // Rows written before a default existed answer with it.
+    read: (doc) => ({ external_id: null, ...s.defaults, ...doc }),
     references: (doc) =>
       (s.references ?? []).flatMap(([field, type]): Reference[] => {
         const id = str(doc[field]);
@@ -76,7 +85,7 @@ export const horizons = simpleKind({ type: 'horizons', path: '/horizons/', lette
 
 export const policies = simpleKind({
   type: 'policies', path: '/policies/', letter: 'Y', label: 'policy', idParam: 'policy_id', name: 'Policy', plural: 'Policies',
-  defaults: {},
+  defaults: { description: null },
   finish: (doc) => ({
     ...doc,
     config: {
@@ -120,6 +129,7 @@ export const questionnaires = simpleKind({
 export const suitabilityProfiles = simpleKind({
   type: 'suitability-profiles', path: '/suitability-profiler/profiles/', letter: 'N', label: 'suitability profile', idParam: 'profile_id', name: 'SuitabilityProfile',
   defaults: { portfolio_id: null, assessments: [] },
+  writeOnce: ['user_id'],
   references: [['user_id', 'users'], ['portfolio_id', 'portfolios'], ['questionnaire_id', 'questionnaires']],
   access: (doc) => ({ readable_by: [str(doc.user_id)!], modifiable_by: [str(doc.user_id)!] }),
 });

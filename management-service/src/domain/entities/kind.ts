@@ -37,6 +37,11 @@ export type EntityKind = {
   create: (body: Doc, ctx: WriteContext) => Doc;
   /** Applies a PATCH body to the current document, or throws a DomainError. */
   update: (current: Doc, body: Doc, ctx: WriteContext) => Doc;
+  /**
+   * The stored document as answers show it: fills fields that rows written before their default
+   * existed lack (absent: the document as stored).
+   */
+  read?: (doc: Doc) => Doc;
   /** Entities the document points to; each must exist in the tenant. */
   references: (doc: Doc) => Reference[];
   /** Who besides the tenant's machine clients may read and modify it. */

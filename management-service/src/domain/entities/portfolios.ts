@@ -81,11 +81,22 @@ function complete(doc: Doc, ctx: WriteContext): Doc {
     owned_by_user_ids: [],
     start_datetime: ctx.now,
     ...doc,
-    config: { ...config, manager_settings: { active: true, ...((config.manager_settings ?? {}) as Doc) } },
+    config: { ...config, manager_settings: { active: true, tags: [], ...((config.manager_settings ?? {}) as Doc) } },
   };
   if (account) out.brokerage_account = { brokerage_portfolio_id: null, brokerage_user_id: null, bank_id: null, payment_reference: null, ...account };
   out.status = deriveStatus(out, ctx.tenant.broker_integration);
   return out;
+}
+
+/**
+ * The answer's form of a stored portfolio: rows written before `tags` had a default lack it, and
+ * the contract answers it always (an empty list when none).
+ */
+function read(doc: Doc): Doc {
+  const config = doc.config as Doc | undefined;
+  const settings = config?.manager_settings as Doc | undefined;
+  if (!config || (settings && settings.tags !== undefined)) return doc;
+  return { ...doc, config: { ...config, manager_settings: { ...settings, tags: [] } } };
 }
 
 export const portfolios: EntityKind = {
@@ -124,6 +135,7 @@ export const portfolios: EntityKind = {
     checkRules(next);
     return complete(next, ctx);
   },
+  read,
   references: (doc) => {
     const refs: Reference[] = [{ loc: ['body', 'owned_by_user_id'], id: str(doc.owned_by_user_id)!, type: 'users' }];
     const settings = ((doc.config as Doc).manager_settings ?? {}) as Doc;
