@@ -63,6 +63,31 @@ describe('contracts', function () {
     }
   });
 
+  it('take every PATCH body as application/merge-patch+json and application/json, with one schema', async () => {
+    const document = await read('management.openapi.yaml');
+    let patches = 0;
+    for (const [path, item] of Object.entries(document.paths as Record<string, { patch?: { requestBody: { content: Record<string, unknown> } } }>)) {
+      if (!item.patch) continue;
+      patches++;
+      const content = item.patch.requestBody.content;
+      assert.deepEqual(Object.keys(content).sort(), ['application/json', 'application/merge-patch+json'], `PATCH ${path}`);
+      assert.deepEqual(content['application/merge-patch+json'], content['application/json'], `PATCH ${path}`);
+    }
+    assert.ok(patches >= 10, `${patches} PATCH operations`);
+  });
+
+  it('list each path in one form only: the other (trailing slash toggled) is served as its alias', async () => {
+    for (const name of ['management', 'data'] as const) {
+      const paths = Object.keys((await loadContract(name)).paths ?? {});
+      const forms = new Map<string, string>();
+      for (const path of paths) {
+        const other = forms.get(normalise(path));
+        assert.equal(other, undefined, `${name}: ${path} and ${other} are one path; list one form only`);
+        forms.set(normalise(path), path);
+      }
+    }
+  });
+
   it('share one ErrorCode enum, the one contracts/README.md documents', async () => {
     const management = (await read('management.openapi.yaml')).components.schemas.ErrorCode.enum as string[];
     const data = (await read('data.openapi.yaml')).components.schemas.ErrorCode.enum as string[];

@@ -105,6 +105,23 @@ describe('users', () => {
     assert.equal((await api('GET', `/users/?query=${encodeURIComponent(`email eq '${email}'`)}`)).body.count, 0, 'nothing created');
   });
 
+  it('takes a PATCH as application/merge-patch+json as well as application/json, validated alike; other media types stay 415', async () => {
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const user = (await api('POST', '/users/', {})).body;
+    const item = `/users/${user.id}`;
+    const res = await api('PATCH', item, { first_name: 'Grace', language: 'en-GB' }, merge);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual([res.body.first_name, res.body.language, res.body.version], ['Grace', 'en-GB', 2]);
+    const cleared = await api('PATCH', item, { language: null }, { 'content-type': 'application/merge-patch+json; charset=utf-8' });
+    assert.deepEqual([cleared.status, cleared.body.language], [200, null]);
+    const bad = await api('PATCH', item, { language: 'english', extra: 1 }, merge);
+    assertProblem(bad, 422, 'validation_failed');
+    assert.deepEqual(bad.body.errors.map((e: { loc: string[] }) => e.loc.join('.')).sort(), ['body.extra', 'body.language']);
+    assertProblem(await api('PATCH', item, [{ op: 'replace', path: '/first_name', value: 'X' }], { 'content-type': 'application/json-patch+json' }), 415, 'unsupported_media_type');
+    assertProblem(await api('POST', '/users/', {}, merge), 415, 'unsupported_media_type');
+    assert.equal((await api('GET', item)).body.version, 3, 'refused requests changed nothing');
+  });
+
   it('replaces the counter account whole and lets status be patched in any order', async () => {
     const user = (await api('POST', '/users/', { counter_account: { ...account, bank_id: 'COBADEFFXXX', bank_id_type: 'BIC' } })).body;
     const next = await api('PATCH', `/users/${user.id}`, { counter_account: account, status: 'ACTIVE' });

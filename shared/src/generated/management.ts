@@ -136,7 +136,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Creates a user. Every field is optional (an empty object is valid); status defaults to WAITING_FOR_VERIFICATION. With `create_idp_user=true` the service also creates the user at its identity provider (email and phone then required, 422 otherwise), which completes the registration with the user (e.g. a password reset message). Duplicate external_id, email or phone is a 409. Answers 201 with the new entity (version 1) and its `Location`.
+         * @description Creates a user. Every field is optional (an empty object is valid); status defaults to WAITING_FOR_VERIFICATION. With `create_idp_user=true` the service would also create the user at an identity provider it manages (email and phone then required, 422 otherwise); this deployment manages none, so `create_idp_user=true` answers 422 `validation_failed` with `loc` `[query, create_idp_user]` (after the email and phone checks) and creates nothing. Duplicate external_id, email or phone is a 409. Answers 201 with the new entity (version 1) and its `Location`.
          */
         post: operations["createUser"];
         delete?: never;
@@ -1453,6 +1453,24 @@ export interface components {
             /** @description Entities requested with `embed` for all results of the page, keyed by id. */
             _embedded: components["schemas"]["Embedded"];
         };
+        /**
+         * @description One result of a collection query whose `query` ends with `select path, …`: the entity's `id` and, of the selected paths, those the entity has, each with the value the whole entity has there; a nested path keeps its parent objects, holding only the selected keys (`select config.manager_settings.policy_id` answers `{"id": …, "config": {"manager_settings": {"policy_id": …}}}`). Metadata and `_embedded` are left out unless selected. Without `select`, results are whole entities.
+         * @example {
+         *       "id": "P01HZC48CNR9YNY5M4C8F5S2HT9",
+         *       "name": "Pension",
+         *       "config": {
+         *         "manager_settings": {
+         *           "policy_id": "Y01HZ5V95TSX2GAVJ50CGNX6T21"
+         *         }
+         *       }
+         *     }
+         */
+        Selection: {
+            /** @description Id of the entity. */
+            id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One RFC 6902 JSON Patch operation. */
         JsonPatchOperation: {
             /**
@@ -1776,8 +1794,8 @@ export interface components {
          *     }
          */
         UserPage: components["schemas"]["PageLinks"] & {
-            /** @description The User entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["User"][];
+            /** @description The User entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["User"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Portfolio manager: USER_MANAGED (self-investor product, REAL_MONEY only) or a robo advisor (advisory: optimizations are executed after the owner ACCEPTs; discretionary: recommended optimizations are executed). Write-once.
@@ -2242,8 +2260,8 @@ export interface components {
          *     }
          */
         PortfolioPage: components["schemas"]["PageLinks"] & {
-            /** @description The Portfolio entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Portfolio"][];
+            /** @description The Portfolio entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Portfolio"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Body of the create operation of a goal. Unknown fields are refused (422).
@@ -2350,8 +2368,8 @@ export interface components {
          *     }
          */
         GoalPage: components["schemas"]["PageLinks"] & {
-            /** @description The Goal entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Goal"][];
+            /** @description The Goal entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Goal"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Body of the create operation of an investment horizon. Unknown fields are refused (422).
@@ -2439,8 +2457,8 @@ export interface components {
          *     }
          */
         HorizonPage: components["schemas"]["PageLinks"] & {
-            /** @description The Horizon entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Horizon"][];
+            /** @description The Horizon entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Horizon"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Body of the create operation of a risk profile. Unknown fields are refused (422).
@@ -2546,8 +2564,8 @@ export interface components {
          *     }
          */
         RiskProfilePage: components["schemas"]["PageLinks"] & {
-            /** @description The RiskProfile entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["RiskProfile"][];
+            /** @description The RiskProfile entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["RiskProfile"] | components["schemas"]["Selection"])[];
         };
         /** @description Investment rules the optimizer follows (defaults applied). */
         PolicyConfig: {
@@ -2773,8 +2791,8 @@ export interface components {
          *     }
          */
         PolicyPage: components["schemas"]["PageLinks"] & {
-            /** @description The Policy entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Policy"][];
+            /** @description The Policy entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Policy"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Text per locale: locale (`xx` or `xx-XX`) → text.
@@ -2926,8 +2944,8 @@ export interface components {
          *     }
          */
         InstrumentGroupPage: components["schemas"]["PageLinks"] & {
-            /** @description The InstrumentGroup entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["InstrumentGroup"][];
+            /** @description The InstrumentGroup entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["InstrumentGroup"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description CASH: deposit (positive) or withdrawal (negative) of cash; ORDER: buy (positive quantity) or sell (negative) of an instrument; FEE, DIVIDEND, INTEREST, TAX: cash bookings of those kinds.
@@ -3082,8 +3100,8 @@ export interface components {
          *     }
          */
         TransactionPage: components["schemas"]["PageLinks"] & {
-            /** @description The Transaction entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Transaction"][];
+            /** @description The Transaction entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Transaction"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description PENDING while the optimizer computes; SUCCESS with orders; FAILURE on an optimizer error; INFEASIBLE when the constraints cannot be met; NOT_OPTIMIZED when no optimization was needed or possible.
@@ -3195,8 +3213,8 @@ export interface components {
          *     }
          */
         OptimizationPage: components["schemas"]["PageLinks"] & {
-            /** @description The Optimization entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Optimization"][];
+            /** @description The Optimization entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Optimization"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Optional body of `POST /portfolios/{portfolio_id}/optimizations/`.
@@ -3409,8 +3427,8 @@ export interface components {
          *     }
          */
         SuitabilityProfilePage: components["schemas"]["PageLinks"] & {
-            /** @description The SuitabilityProfile entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["SuitabilityProfile"][];
+            /** @description The SuitabilityProfile entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["SuitabilityProfile"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Optional body of `POST …/assessments/`.
@@ -3753,8 +3771,8 @@ export interface components {
          *     }
          */
         QuestionnairePage: components["schemas"]["PageLinks"] & {
-            /** @description The Questionnaire entities of this page, ordered by the query's `orderby` and then by `id`. */
-            results: components["schemas"]["Questionnaire"][];
+            /** @description The Questionnaire entities of this page, ordered by the query's `orderby` and then by `id`. With `select` in the query, each result is a Selection: its `id` and the selected fields only. */
+            results: (components["schemas"]["Questionnaire"] | components["schemas"]["Selection"])[];
         };
         /**
          * @description Inbound deposit (funding) event reported by the Client Middleware.
@@ -4042,7 +4060,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Body is not `application/json` (`unsupported_media_type`). */
+        /** @description The body's media type is not one the operation accepts (`unsupported_media_type`): JSON operations take `application/json`, PATCH also `application/merge-patch+json`. */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -4182,7 +4200,7 @@ export interface components {
          */
         Embed: string;
         /**
-         * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+         * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
          * @example external_id eq 'acc-2024-0042'
          */
         Query: string;
@@ -4198,7 +4216,7 @@ export interface components {
          * @example b7e2c9a4-5f1d-4e3b-9a8c-2d6f0e1a3b5c
          */
         IdempotencyKey: string;
-        /** @description true makes the service create the user at the identity provider (only when the identity provider is managed by the service; otherwise 422). Requires email and phone in the body. */
+        /** @description true makes the service create the user at the identity provider (only when the identity provider is managed by the service; otherwise 422 `validation_failed` at `[query, create_idp_user]`, which is this deployment's answer since it manages none). Requires email and phone in the body (422 at the missing one first). */
         CreateIdpUser: boolean;
         /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor, or one out of the range or form the service issues (two numbers without leading zeros), is a 400 `invalid_parameter`. */
         EventsAfter: string;
@@ -4496,7 +4514,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -4529,7 +4547,7 @@ export interface operations {
     createUser: {
         parameters: {
             query?: {
-                /** @description true makes the service create the user at the identity provider (only when the identity provider is managed by the service; otherwise 422). Requires email and phone in the body. */
+                /** @description true makes the service create the user at the identity provider (only when the identity provider is managed by the service; otherwise 422 `validation_failed` at `[query, create_idp_user]`, which is this deployment's answer since it manages none). Requires email and phone in the body (422 at the missing one first). */
                 create_idp_user?: components["parameters"]["CreateIdpUser"];
             };
             header?: {
@@ -4677,10 +4695,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UserPatch"];
+                "application/merge-patch+json": components["schemas"]["UserPatch"];
             };
         };
         responses: {
@@ -4760,7 +4779,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -4938,10 +4957,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PortfolioPatch"];
+                "application/merge-patch+json": components["schemas"]["PortfolioPatch"];
             };
         };
         responses: {
@@ -5021,7 +5041,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -5199,10 +5219,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GoalPatch"];
+                "application/merge-patch+json": components["schemas"]["GoalPatch"];
             };
         };
         responses: {
@@ -5282,7 +5303,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -5460,10 +5481,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["HorizonPatch"];
+                "application/merge-patch+json": components["schemas"]["HorizonPatch"];
             };
         };
         responses: {
@@ -5543,7 +5565,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -5721,10 +5743,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PolicyPatch"];
+                "application/merge-patch+json": components["schemas"]["PolicyPatch"];
             };
         };
         responses: {
@@ -5804,7 +5827,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -5982,10 +6005,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RiskProfilePatch"];
+                "application/merge-patch+json": components["schemas"]["RiskProfilePatch"];
             };
         };
         responses: {
@@ -6065,7 +6089,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -6243,10 +6267,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["InstrumentGroupPatch"];
+                "application/merge-patch+json": components["schemas"]["InstrumentGroupPatch"];
             };
         };
         responses: {
@@ -6326,7 +6351,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -6533,10 +6558,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TransactionPatch"];
+                "application/merge-patch+json": components["schemas"]["TransactionPatch"];
             };
         };
         responses: {
@@ -6621,7 +6647,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -6799,10 +6825,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SuitabilityProfilePatch"];
+                "application/merge-patch+json": components["schemas"]["SuitabilityProfilePatch"];
             };
         };
         responses: {
@@ -6882,7 +6909,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -7060,10 +7087,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Fields to change (JSON merge patch, sent as `application/json`). */
+        /** @description Fields to change (JSON merge patch, sent as `application/merge-patch+json` or `application/json`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["QuestionnairePatch"];
+                "application/merge-patch+json": components["schemas"]["QuestionnairePatch"];
             };
         };
         responses: {
@@ -7211,6 +7239,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AssessmentPatch"];
+                "application/merge-patch+json": components["schemas"]["AssessmentPatch"];
             };
         };
         responses: {
@@ -7251,7 +7280,7 @@ export interface operations {
                  */
                 embed?: components["parameters"]["Embed"];
                 /**
-                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`. Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
+                 * @description Query expression (URL-encoded, `+` accepted for spaces): comparisons `path op value` with op eq, neq, lt, le, gt, ge; `in [v1, v2]`; `in [from to to]`; `and`, `or`, parentheses; then `orderby path [asc|desc], …`; then `select path, …`, which makes each result a `Selection` (its `id` and the selected fields only). Strings in single quotes (`*` for prefix/suffix/contains). A parse error or unknown path is a 400 `invalid_query` naming the position. Deleted entities are left out unless the query names `deleted`.
                  * @example external_id eq 'acc-2024-0042'
                  */
                 query?: components["parameters"]["Query"];
@@ -7439,6 +7468,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["OwnerChoicePatch"];
+                "application/merge-patch+json": components["schemas"]["OwnerChoicePatch"];
             };
         };
         responses: {
