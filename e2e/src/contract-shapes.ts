@@ -3,9 +3,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { loadContract, type ContractName } from '@platform/shared';
 
-type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
+export type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 type MediaTypes = Record<string, { schema?: object }>;
 type Operation = { responses?: Record<string, { content?: MediaTypes }> };
+
+const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
 
 /** What an openapi-fetch call returns, as far as the checks below read it. */
 export type ClientResult = { data?: unknown; error?: unknown; response: Response };
@@ -37,6 +39,25 @@ export async function contractShapes(name: ContractName) {
     return validate;
   };
 
+  /**
+   * What is wrong with an answer by the contract, or undefined when it is as documented: its status
+   * and media type must be listed for the operation, and a JSON body must match the schema there.
+   */
+  const violation = (path: string, method: Method, status: number, mediaType: string, body: unknown): string | undefined => {
+    const key = `${method.toUpperCase()} ${path} ${status}`;
+    const operation = (contract.paths?.[path] as Record<string, Operation> | undefined)?.[method];
+    if (!operation) return `${key}: the contract has no such operation`;
+    const response = operation.responses?.[String(status)];
+    if (!response) return `${key}: the contract lists no ${status} answer for this operation`;
+    if (body === undefined) return response.content ? `${key}: answered no body where the contract documents ${Object.keys(response.content).join(', ')}` : undefined;
+    const media = response.content?.[mediaType];
+    if (!media) return `${key}: answered ${mediaType}, the contract documents ${Object.keys(response.content ?? {}).join(', ') || 'no body'}`;
+    if (!isJson(mediaType) || !media.schema) return undefined;
+    const validate = validator(path, method, status, mediaType);
+    if (validate(body)) return undefined;
+    return `${key} ${mediaType}: ${ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}\n${JSON.stringify(body).slice(0, 600)}`;
+  };
+
   /** Asserts that `body` is what the contract documents for this operation and status. */
   const assertBody = (path: string, method: Method, status: number, body: unknown, mediaType = 'application/json'): void => {
     const validate = validator(path, method, status, mediaType);
@@ -54,6 +75,7 @@ export async function contractShapes(name: ContractName) {
   return {
     contract,
     assertSchema,
+    violation,
     /** A named schema of `components.schemas` (dereferenced). */
     schema: (schemaName: string) => contract.components?.schemas?.[schemaName] as Record<string, unknown>,
     assertBody,

@@ -39,4 +39,43 @@ describe('client middleware journey: user, portfolio, versions (generated client
     const notMine = await asCustomer.GET('/users/{user_id}', { params: { path: { user_id: (await client.POST('/users/', { body: {} })).data!.id } } });
     assert.equal(notMine.response.status, 403);
   });
+
+  // Every answer below is also checked against the contract by the client (src/response-shapes.ts).
+  it('answers policies, selections, merge patches and refusals as the contract documents them', async () => {
+    const tenant = await platform.tenant();
+    const login = await managementClient(platform.managementUrl).POST('/auth/login/', { body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret } });
+    const client = managementClient(platform.managementUrl, login.data!.access_token);
+    const userId = (await client.POST('/users/', { body: { first_name: 'Ada' } })).data!.id;
+
+    const policy = await client.POST('/policies/', { body: { name: 'Balanced', config: { model_portfolio: { IE00B4L5Y983: 0.6 } } } });
+    assert.equal(policy.data!.description, null);
+    assert.equal((await client.GET('/policies/{policy_id}', { params: { path: { policy_id: policy.data!.id } } })).data!.description, null);
+
+    const portfolio = await client.POST('/portfolios/', {
+      body: { name: 'Robo', owned_by_user_id: userId, base_currency: 'EUR', money_type: 'REAL_MONEY', config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_version: 1, manager_settings: { policy_id: policy.data!.id } } },
+    });
+    assert.deepEqual(portfolio.data!.config.manager_settings.tags, []);
+    const whole = await client.GET('/portfolios/', { params: { query: { query: `owned_by_user_id eq '${userId}'` } } });
+    assert.equal(whole.data!.count, 1);
+    const selected = await client.GET('/portfolios/', { params: { query: { query: `owned_by_user_id eq '${userId}' select name, config.manager_settings.policy_id` } } });
+    assert.deepEqual(selected.data!.results, [{ id: portfolio.data!.id, name: 'Robo', config: { manager_settings: { policy_id: policy.data!.id } } }]);
+
+    const patched = await client.PATCH('/portfolios/{portfolio_id}', {
+      params: { path: { portfolio_id: portfolio.data!.id } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { config: { manager_settings: { tags: ['pension'] } } },
+    });
+    assert.deepEqual(patched.data!.config.manager_settings.tags, ['pension']);
+
+    const questionnaire = await client.POST('/suitability-profiler/questionnaires/', {
+      body: { name: 'MiFID', questions: [{ id: 'q1', text: { 'en-GB': 'Experience?' }, type: 'SINGLE_CHOICE', required: true, options: [{ value: 'none', label: { 'en-GB': 'None' }, score: 0 }] }] },
+    });
+    const profile = await client.POST('/suitability-profiler/profiles/', { body: { user_id: userId, questionnaire_id: questionnaire.data!.id } });
+    const otherUser = (await client.POST('/users/', { body: {} })).data!.id;
+    const moved = await client.PATCH('/suitability-profiler/profiles/{profile_id}/', { params: { path: { profile_id: profile.data!.id } }, body: { user_id: otherUser } });
+    assert.deepEqual([moved.response.status, moved.error?.code], [409, 'write_once_field']);
+
+    const idp = await client.POST('/users/', { params: { query: { create_idp_user: true } }, body: { email: 'idp@example.com', phone: '+4915112345678' } });
+    assert.deepEqual([idp.response.status, idp.error?.code], [422, 'validation_failed']);
+  });
 });
