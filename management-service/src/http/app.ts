@@ -3,9 +3,9 @@ import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnecti
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
+import type { EntityKind, Operation } from '../domain/entities/kind.ts';
 import { databaseAnswers } from '../store/db.ts';
 import { entityKinds } from '../domain/entities/catalog.ts';
-import { checkManagerShape } from '../domain/entities/portfolios.ts';
 import { authHandlers } from './handlers/auth.ts';
 import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
@@ -25,10 +25,16 @@ export type ManagementDeps = {
   idempotency: { retentionDays: number; waitMs: number };
 };
 
+/** Each kind's checks that run before the contract's validation, by the operationId they belong to. */
+function bodyPrechecks(kinds: EntityKind[]): Map<string, (body: unknown) => void> {
+  return new Map(kinds.flatMap((kind) => Object.entries(kind.beforeValidation ?? {}).map(([op, check]): [string, (body: unknown) => void] => [kind.operations[op as Operation], check])));
+}
+
 /** The management interface: routes of contracts/management.openapi.yaml, handlers by operationId. */
 export async function createManagementApp(deps: ManagementDeps) {
   const definition = await loadContract('management');
   const entities = entityHandlers(deps.db, entityKinds);
+  const precheck = bodyPrechecks(entityKinds);
   // Every POST except the token endpoints (tokens are never replayed) keeps its Idempotency-Key.
   const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers() };
   const idempotency = { db: deps.db, ...deps.idempotency };
@@ -52,8 +58,6 @@ export async function createManagementApp(deps: ManagementDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     mapError: domainProblem,
-    beforeValidation: (operationId, body) => {
-      if (operationId === 'updatePortfolio' || operationId === 'createPortfolio') checkManagerShape(body);
-    },
+    beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
   });
 }

@@ -14,6 +14,9 @@ export type WriteContext = {
   parent?: { id: string; doc: Doc; readable_by: string[]; modifiable_by: string[] };
 };
 
+/** What the generic handlers serve for every kind; the kind names each by its operationId. */
+export type Operation = 'create' | 'get' | 'update' | 'delete' | 'versions' | 'list';
+
 /**
  * The rules of one entity type, all pure: the generic handlers and the store do the I/O.
  * Documents hold the entity's own fields (no metadata); `external_id` is one of them.
@@ -28,11 +31,21 @@ export type EntityKind = {
   /** Path parameter of the entity id, and of its parent's id when nested. */
   idParam: string;
   parent?: { type: string; letter: IdLetter; label: string; idParam: string };
-  operations: { create: string; get: string; update: string; delete: string; versions: string; list: string };
+  operations: Record<Operation, string>;
   /** Name of its read model in the contract (components.schemas), which types query paths. */
   schema: string;
   /** Reference fields that `embed` may name (dotted paths). */
   embeddable: string[];
+  /**
+   * Checks of a request body that must answer before the contract's validation would (its
+   * messages would mislead), by the kind's own operations; each throws a DomainError.
+   */
+  beforeValidation?: Partial<Record<Operation, (body: unknown) => void>>;
+  /**
+   * Checks of a create request as a whole (body and query) before anything is written, for what
+   * the query asks beyond the document; throws a DomainError to refuse it.
+   */
+  beforeCreate?: (body: Doc, query: Record<string, unknown>) => void;
   /** Turns a create body into the stored document, or throws a DomainError. */
   create: (body: Doc, ctx: WriteContext) => Doc;
   /** Applies a PATCH body to the current document, or throws a DomainError. */

@@ -115,6 +115,7 @@ export const portfolios: EntityKind = {
   },
   schema: 'Portfolio',
   embeddable: ['owned_by_user_id', ...SETTING_REFERENCES.map(([key]) => `config.manager_settings.${key}`)],
+  beforeValidation: { create: checkManagerShape, update: checkManagerShape },
   create: (body, ctx) => {
     const doc = canonical(body);
     checkRules(doc);

@@ -39,6 +39,16 @@ export function checkIdpUserRequirements(body: Doc): void {
   }
 }
 
+/**
+ * create_idp_user=true asks for an identity provider account: what it needs is checked first, then
+ * the contract's answer when the service manages no identity provider, which this one never does.
+ */
+function beforeCreate(body: Doc, query: Record<string, unknown>): void {
+  if (query.create_idp_user !== true) return;
+  checkIdpUserRequirements(body);
+  throw new InvalidField(['query', 'create_idp_user'], 'cannot be true: this deployment manages no identity provider; create the user with create_idp_user=false');
+}
+
 export const users: EntityKind = {
   type: 'users',
   letter: 'U',
@@ -48,6 +58,7 @@ export const users: EntityKind = {
   operations: { create: 'createUser', get: 'getUser', update: 'updateUser', delete: 'deleteUser', versions: 'listUserVersions', list: 'listUsers' },
   schema: 'User',
   embeddable: [],
+  beforeCreate,
   create: (body) => withDefaults(canonicalCounterAccount(body)),
   update: (current, body) => {
     const patch = canonicalCounterAccount(body);

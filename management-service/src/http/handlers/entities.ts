@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
 import { isId, type HandlerContext, type OperationHandler } from '@platform/shared';
 import type { Principal } from '../../auth/principal.ts';
-import { EntityNotFound, InvalidField, NotPermitted, StateConflict } from '../../domain/errors.ts';
+import { EntityNotFound, NotPermitted, StateConflict } from '../../domain/errors.ts';
 import type { EntityKind, WriteContext } from '../../domain/entities/kind.ts';
-import { checkIdpUserRequirements } from '../../domain/entities/users.ts';
 import { checkIfMatch } from '../../domain/if-match.ts';
 import { mustBeCustomersChange } from '../../domain/customer-rights.ts';
 import { jsonEqual, mergePatch, type Doc } from '../../domain/merge.ts';
@@ -62,11 +61,7 @@ async function writeContext(trx: Knex.Transaction, tenant: TenantSettings, kind:
 async function create(kind: EntityKind, ctx: Ctx, run: TenantRunner) {
   mustBeMachine(ctx.principal, `create a ${kind.label}`);
   const body = ctx.body as Doc;
-  if (kind.type === 'users' && ctx.query.create_idp_user === true) {
-    checkIdpUserRequirements(body);
-    // The contract's answer when the service manages no identity provider, which this one never does.
-    throw new InvalidField(['query', 'create_idp_user'], 'cannot be true: this deployment manages no identity provider; create the user with create_idp_user=false');
-  }
+  kind.beforeCreate?.(body, ctx.query);
   const row = await run(async (trx, tenant) => {
     const wctx = await writeContext(trx, tenant, kind, ctx);
     return writeNew(trx, kind, tenant, wctx, kind.create(body, wctx));
