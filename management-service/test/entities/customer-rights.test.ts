@@ -123,7 +123,7 @@ const entityTypes: EntityType[] = [
     create: async (api, ids) => `/suitability-profiler/profiles/${(await api('POST', '/suitability-profiler/profiles/', { user_id: ids.owner, questionnaire_id: ids.questionnaire })).body.id}`,
     cases: (ids) => [
       { field: 'external_id', value: 'sp-9', owner: 'refused' },
-      { field: 'user_id', value: ids.other, owner: 'refused' },
+      { field: 'user_id', value: ids.other, owner: 'refused', machine: 409 },
       { field: 'portfolio_id', value: ids.portfolio, owner: 'refused' },
       { field: 'questionnaire_id', value: ids.questionnaire2, owner: 'refused' },
     ],

@@ -38,7 +38,7 @@ describe('versions', () => {
       { op: 'replace', path: '/name', value: 'Renamed' },
       { op: 'add', path: '/portfolio/IE00B4L5Y983', value: 2 },
     ]);
-    assert.deepEqual(history.results[2].patch, [{ op: 'add', path: '/config/manager_settings/tags', value: ['growth'] }]);
+    assert.deepEqual(history.results[2].patch, [{ op: 'add', path: '/config/manager_settings/tags/0', value: 'growth' }], 'tags were [] before');
     assert.deepEqual(history.results[3].patch, [{ op: 'replace', path: '/deleted', value: true }]);
     assert.deepEqual(history.results.map((v: { version_authored_by_user_id: string | null }) => v.version_authored_by_user_id), [null, null, owner, null]);
 

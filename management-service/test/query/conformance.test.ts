@@ -101,8 +101,9 @@ const accepted: [string, string[]][] = [
   ["config.manager_settings.tags eq 'income'", ['Beta']],
   ["config.manager_settings.tags in ['esg', 'income']", ['Alpha', 'Beta']],
   ["config.manager_settings.tags neq 'growth'", without('Alpha')],
-  ['config.manager_settings.tags eq null', without('Alpha', 'Beta')],
-  ['config.manager_settings.tags neq null', ['Alpha', 'Beta']],
+  // Every portfolio has tags, an empty list when none were given: none is null.
+  ['config.manager_settings.tags eq null', []],
+  ['config.manager_settings.tags neq null', ALL],
   ["money_type eq 'PAPER_MONEY'", ['Theta']],
   ['portfolio.$EUR gt 50', ['Alpha']],
   ['portfolio.$USD eq 2500.5', ['Beta']],
