@@ -4,6 +4,7 @@ import { jsonEqual, mergePatch, type Doc, type Json } from '../merge.ts';
 import type { EntityKind, Reference, WriteContext } from './kind.ts';
 import { portfolios } from './portfolios.ts';
 import { users } from './users.ts';
+import { suitabilityProfileEffects } from './suitability-profile-effects.ts';
 import { str } from './kind.ts';
 
 type Simple = {
@@ -26,6 +27,7 @@ type Simple = {
   parent?: EntityKind['parent'];
   finish?: (doc: Doc, ctx: WriteContext) => Doc;
   access?: EntityKind['access'];
+  effects?: EntityKind['effects'];
 };
 
 const none = { readable_by: [], modifiable_by: [] };
@@ -70,6 +72,7 @@ function simpleKind(s: Simple): EntityKind {
         return id ? [{ loc: ['body', field], id, type }] : [];
       }),
     access: s.access ?? (() => none),
+    effects: s.effects,
   };
 }
 
@@ -132,6 +135,7 @@ export const suitabilityProfiles = simpleKind({
   writeOnce: ['user_id'],
   references: [['user_id', 'users'], ['portfolio_id', 'portfolios'], ['questionnaire_id', 'questionnaires']],
   access: (doc) => ({ readable_by: [str(doc.user_id)!], modifiable_by: [str(doc.user_id)!] }),
+  effects: suitabilityProfileEffects,
 });
 
 export const transactions = simpleKind({

@@ -1,6 +1,7 @@
 import type { IdLetter } from '@platform/shared';
 import type { Principal } from '../../auth/principal.ts';
 import type { Doc, Json } from '../merge.ts';
+import type { EntityEffects } from './effects.ts';
 
 /** An entity another one points to, to be checked against the store. */
 export type Reference = { loc: (string | number)[]; id: string; type: string };
@@ -59,6 +60,8 @@ export type EntityKind = {
   references: (doc: Doc) => Reference[];
   /** Who besides the tenant's machine clients may read and modify it. */
   access: (doc: Doc, id: string, ctx: WriteContext) => { readable_by: string[]; modifiable_by: string[] };
+  /** What a write of it causes besides the entity itself (events, requests, revocations); absent: nothing. */
+  effects?: EntityEffects;
 };
 
 export const str = (value: Json | undefined): string | undefined => (typeof value === 'string' ? value : undefined);

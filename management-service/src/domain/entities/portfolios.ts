@@ -1,6 +1,7 @@
 import { InvalidField, WriteOnceField } from '../errors.ts';
 import { jsonEqual, mergePatch, type Doc } from '../merge.ts';
 import { deriveStatus } from '../portfolio-status.ts';
+import { portfolioEffects } from './portfolio-effects.ts';
 import { str, type EntityKind, type Reference, type WriteContext } from './kind.ts';
 
 /** Settings that only a robo-advised portfolio may carry (the interface's applicability table). */
@@ -150,5 +151,6 @@ export const portfolios: EntityKind = {
     const owner = str(doc.owned_by_user_id)!;
     return { readable_by: [owner], modifiable_by: [owner] };
   },
+  effects: portfolioEffects,
 };
 

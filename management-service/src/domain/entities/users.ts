@@ -1,6 +1,7 @@
 import { InvalidField, WriteOnceField } from '../errors.ts';
 import { jsonEqual, mergePatch, type Doc } from '../merge.ts';
 import type { EntityKind } from './kind.ts';
+import { userEffects } from './user-effects.ts';
 
 const WRITE_ONCE = ['email', 'phone'] as const;
 const WHOLE = new Set(['counter_account']);
@@ -71,4 +72,5 @@ export const users: EntityKind = {
   },
   references: () => [],
   access: (_doc, id) => ({ readable_by: [id], modifiable_by: [id] }),
+  effects: userEffects,
 };
