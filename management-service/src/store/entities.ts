@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Doc } from '../domain/merge.ts';
-import { DuplicateValue } from '../domain/errors.ts';
+import { translateUnique } from './unique-violations.ts';
 
 /** An entity's current state as stored. */
 export type EntityRow = {
@@ -33,25 +33,12 @@ export async function findEntity(
   return (await query.first()) as EntityRow | undefined;
 }
 
-/** Unique indexes of migrations/002 and the field each protects. */
+/** Unique indexes of migrations/002_entities.sql and the field each protects. */
 const UNIQUE_FIELDS: Record<string, string> = {
   entities_external_id: 'external_id',
   entities_user_email: 'email',
   entities_user_phone: 'phone',
-  withdrawals_external_id: 'external_id',
 };
-
-/** A unique violation of a field becomes DuplicateValue (409 duplicate_value). */
-export async function translateUnique<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    const e = error as { code?: string; constraint?: string };
-    const field = e.code === '23505' && e.constraint ? UNIQUE_FIELDS[e.constraint] : undefined;
-    if (field) throw new DuplicateValue(field);
-    throw error;
-  }
-}
 
 const VERSION_OF = `insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id)
   select tenant_id, id, version, doc, deleted, version_at, version_author_id from changed`;
@@ -66,6 +53,7 @@ export async function insertEntity(trx: Knex.Transaction, row: EntityRow): Promi
        ${VERSION_OF}`,
       [row.tenant_id, row.id, row.type, row.parent_id, row.version, JSON.stringify(row.doc), row.deleted, row.readable_by, row.modifiable_by, row.created_at, row.version_at, row.version_author_id],
     ),
+    UNIQUE_FIELDS,
   );
 }
 
@@ -79,6 +67,7 @@ export async function updateEntity(trx: Knex.Transaction, row: EntityRow): Promi
        ${VERSION_OF}`,
       [row.version, JSON.stringify(row.doc), row.deleted, row.readable_by, row.modifiable_by, row.version_at, row.version_author_id, row.tenant_id, row.id],
     ),
+    UNIQUE_FIELDS,
   );
 }
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { translateUnique } from './entities.ts';
+import { translateUnique } from './unique-violations.ts';
 
 /** An executed withdrawal as the Client Middleware reported it (POST /events/withdraw/). */
 export type WithdrawalRow = {
@@ -13,6 +13,9 @@ export type WithdrawalRow = {
   recorded_at: string;
 };
 
+/** The unique index of migrations/006_funding.sql: one withdrawal per external_id in a tenant. */
+const UNIQUE_FIELDS = { withdrawals_external_id: 'external_id' };
+
 export async function insertWithdrawal(trx: Knex.Transaction, row: WithdrawalRow): Promise<void> {
-  await translateUnique(trx('withdrawals').insert(row).then(() => undefined));
+  await translateUnique(trx('withdrawals').insert(row).then(() => undefined), UNIQUE_FIELDS);
 }
