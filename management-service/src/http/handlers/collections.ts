@@ -8,7 +8,8 @@ import type { Path } from '../../query/ast.ts';
 import { compileQuery } from '../../query/compile.ts';
 import { fieldType } from '../../query/fields.ts';
 import { parseQuery } from '../../query/parser.ts';
-import { CURRENT_COLUMNS, findEntity, type EntityRow } from '../../store/entities.ts';
+import { countAndPage } from '../../store/collections.ts';
+import { findEntity } from '../../store/entities.ts';
 import { inTenant } from '../../store/tenant-scope.ts';
 import { embedded, embedFields } from '../embed.ts';
 import { presentEntity } from '../present.ts';
@@ -51,28 +52,26 @@ async function list(db: Knex, kind: EntityKind, typeOf: (path: Path) => ReturnTy
   const { principal } = ctx;
 
   return inTenant(db, principal.tenantId, async (trx) => {
-    const rows = trx('entities as e').where('e.tenant_id', principal.tenantId).where('e.type', kind.type);
+    let parentId: string | undefined;
     if (kind.parent) {
-      const parentId = ctx.params[kind.parent.idParam]!;
+      parentId = ctx.params[kind.parent.idParam]!;
       const parent = isId(kind.parent.letter, parentId) ? await findEntity(trx, { tenantId: principal.tenantId, type: kind.parent.type, id: parentId }) : undefined;
       if (!parent) throw new EntityNotFound(kind.parent.label);
-      rows.where('e.parent_id', parentId);
     }
-    // Deleted entities are left out unless the query names `deleted` (decisions §4).
-    if (!compiled.namesDeleted) rows.where('e.deleted', false);
-    if (principal.kind === 'user') rows.whereRaw('? = any(e.readable_by)', [principal.subject]);
-    rows.whereRaw(compiled.where.sql, compiled.where.bindings as Knex.RawBinding[]);
-
-    // The total and the page as two queries: a window count would carry every matching document
-    // through the sort (measured: ten times slower on 10,000 matches of 1,000,000 portfolios).
-    const [{ count }] = (await rows.clone().count('* as count')) as [{ count: string }];
-    const page = (await rows
-      .clone()
-      .select(CURRENT_COLUMNS.map((c) => `e.${c}`))
-      .orderByRaw(compiled.orderBy.sql, compiled.orderBy.bindings as Knex.RawBinding[])
-      .limit(limit)
-      .offset(offset)) as EntityRow[];
-    const total = Number(count);
+    const { total, rows: page } = await countAndPage(
+      trx,
+      {
+        tenantId: principal.tenantId,
+        type: kind.type,
+        parentId,
+        // Deleted entities are left out unless the query names `deleted`.
+        includeDeleted: compiled.namesDeleted,
+        readableBy: principal.kind === 'user' ? principal.subject : undefined,
+        where: compiled.where,
+      },
+      compiled.orderBy,
+      { limit, offset },
+    );
     const results = page.map((row) => presentEntity(row)).map((entity) => (compiled.select ? pick(entity, compiled.select) : entity));
     const params = new URLSearchParams(Object.entries(ctx.query).map(([k, v]): [string, string] => [k, String(v)]));
     params.set('limit', String(limit));
