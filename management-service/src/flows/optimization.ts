@@ -3,7 +3,8 @@ import { newId, newUlid, subjects } from '@platform/shared';
 import { isRobo } from '../domain/funding.ts';
 import type { Doc } from '../domain/merge.ts';
 import { optimizerRequest, pendingOptimization, type OptimizationReason } from '../domain/optimization-request.ts';
-import { findEntity, hasPendingOptimization, insertEntity, type EntityRow } from '../store/entities.ts';
+import { findEntity, insertEntity, type EntityRow } from '../store/entities.ts';
+import { hasPendingOptimization } from '../store/optimizations.ts';
 import { insertMessage } from '../store/outbox.ts';
 
 /**
