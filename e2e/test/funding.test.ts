@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { connectNats, subjects, type NatsConnection } from '@platform/shared';
 import { testNatsUrl } from '../../scripts/test-support/database.ts';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
 import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
 import { managementClient } from '../src/clients.ts';
 
@@ -177,8 +176,8 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.deepEqual(await j.events(), []);
 
       // The same transfer again without a key: the external_id is taken, never a second booking (decisions §7).
-      const duplicate = await call(`${platform.managementUrl}/events/deposit/`, { token: j.token, body: second.body });
-      assertProblem(duplicate, 409, 'duplicate_value');
+      const duplicate = await j.client.POST('/events/deposit/', { body: second.body });
+      assert.deepEqual([duplicate.response.status, duplicate.error?.code], [409, 'duplicate_value']);
       assert.deepEqual((await getPortfolio(j)).portfolio, { $EUR: 100 });
 
       assert.deepEqual(await cashTransactions(j), [
@@ -341,12 +340,11 @@ describe('funding and withdrawal journeys of both broker integrations (generated
 
       const transactionsBefore = await cashTransactions(j);
       assert.deepEqual(transactionsBefore.map((t) => t.quantity).sort(), ['-25.00', '150.00']);
-      const tooMuch = await call(`${platform.managementUrl}/events/withdraw/`, {
-        token: j.token,
-        headers: { 'Idempotency-Key': 'swd-2' },
+      const tooMuch = await j.client.POST('/events/withdraw/', {
+        params: { header: { 'Idempotency-Key': 'swd-2' } },
         body: { data: { amount: '125.01', currency: 'EUR', portfolio: j.portfolioId, external_id: 'swd-2' } },
       });
-      assertProblem(tooMuch, 409, 'state_conflict');
+      assert.deepEqual([tooMuch.response.status, tooMuch.error?.code], [409, 'state_conflict']);
       const unchanged = await getPortfolio(j);
       assert.deepEqual(unchanged.portfolio, { $EUR: 125 });
       assert.equal(unchanged.version, portfolio.version);
