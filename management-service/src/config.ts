@@ -1,4 +1,35 @@
+import { createPrivateKey } from 'node:crypto';
 import { ConfigError, loadConfig, parsers } from '@platform/shared';
+
+const HOW_TO_FIX = 'create one with `npm run -s cli -- signing-key --out key.pem`';
+
+/**
+ * The signing key is checked here, at start, as strictly as the token signer will read it: a key
+ * with text around the PEM (npm's banner from `npm run cli -- signing-key > key.pem`) or of another
+ * kind would otherwise let the service start and fail at the first login.
+ */
+function parseSigningKey(raw: string): string {
+  // One-line env values carry the line breaks as `\n`.
+  const pem = raw.replace(/\\n/g, '\n').replace(/\r\n/g, '\n').trim();
+  const notKey = (why: string) => new Error(`is not a PEM PKCS#8 EC P-256 private key (${why}): ${HOW_TO_FIX}`);
+  const begin = pem.indexOf('-----BEGIN ');
+  if (begin < 0) throw notKey('no -----BEGIN PRIVATE KEY----- line');
+  if (begin > 0) throw notKey("text before its -----BEGIN line, such as npm's banner");
+  const match = /^-----BEGIN PRIVATE KEY-----\n([A-Za-z0-9+/=\n]+)\n-----END PRIVATE KEY-----$/.exec(pem);
+  if (!match) {
+    const label = /^-----BEGIN ([A-Z0-9 ]+)-----/.exec(pem)?.[1];
+    throw notKey(label && label !== 'PRIVATE KEY' ? `a PEM "${label}", not "PRIVATE KEY"` : 'not one PEM block of base64 between -----BEGIN PRIVATE KEY----- and -----END PRIVATE KEY-----');
+  }
+  let key;
+  try {
+    key = createPrivateKey({ key: Buffer.from(match[1]!.replace(/\n/g, ''), 'base64'), format: 'der', type: 'pkcs8' });
+  } catch {
+    throw notKey('its content does not decode as PKCS#8');
+  }
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  if (key.asymmetricKeyType !== 'ec' || curve !== 'prime256v1') throw notKey(`a ${key.asymmetricKeyType}${curve ? ` ${curve}` : ''} key`);
+  return `${pem}\n`;
+}
 
 /** Every setting of the management service, read once at start (see the README's table). */
 export const managementSettings = {
@@ -8,13 +39,10 @@ export const managementSettings = {
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections', default: 10, parse: parsers.integer(1, 500) },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   JWT_PRIVATE_KEY: {
-    description: 'ES256 (P-256) private key in PKCS#8 PEM that signs access tokens; `npm run cli -- signing-key` makes one',
+    description: 'ES256 (P-256) private key in PKCS#8 PEM that signs access tokens; `npm run cli -- signing-key --out key.pem` makes one',
     required: true,
     secret: true,
-    parse: (raw: string) => {
-      if (!raw.includes('BEGIN PRIVATE KEY')) throw new Error('not a PKCS#8 PEM private key');
-      return raw.replace(/\\n/g, '\n');
-    },
+    parse: parseSigningKey,
   },
   JWT_ISSUER: { description: 'the `iss` of access tokens this service signs', default: 'investment-platform', parse: parsers.string },
   ACCESS_TOKEN_TTL_SECONDS: { description: 'lifetime of access tokens', default: 300, parse: parsers.integer(30, 86_400) },

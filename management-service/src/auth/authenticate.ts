@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { ProblemError, isId, type RevocationCache } from '@platform/shared';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { TokenSigner } from './tokens.ts';
 
 /** A 401 with the RFC 6750 challenge, so clients know to send a bearer token. */

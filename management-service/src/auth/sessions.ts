@@ -4,7 +4,7 @@ import { EntityNotFound } from '../domain/errors.ts';
 import { mustBeMachine } from '../domain/permissions.ts';
 import { findEntity } from '../store/entities.ts';
 import { inTenant } from '../store/tenant-scope.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import { consumeRefreshToken, findUsableAccessKey, insertRefreshFamily, insertRefreshToken, revokeChainOfSpentToken } from '../store/credentials.ts';
 import { randomToken, sha256, verifyNothing, verifySecret } from './secrets.ts';
 import type { TokenSigner } from './tokens.ts';

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.ts';
+import type { Principal } from './principal.ts';
 import { FieldsNotPermitted, type Loc } from './errors.ts';
 import { jsonEqual, type Doc, type Json } from './merge.ts';
 

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.ts';
+import type { Principal } from './principal.ts';
 import { NotPermitted } from './errors.ts';
 
 type Access = { readable_by: string[]; modifiable_by: string[] };

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId, parseDecimal } from '@platform/shared';
-import type { Principal } from '../auth/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import { transactions } from '../domain/entities/catalog.ts';
 import type { WriteContext } from '../domain/entities/kind.ts';
 import { portfolios } from '../domain/entities/portfolios.ts';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
-import type { Principal } from '../auth/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { EntityKind, Operation } from '../domain/entities/kind.ts';
 import { databaseAnswers } from '../store/db.ts';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Principal } from '../auth/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import { InvalidParameter } from '../domain/errors.ts';
 import type { EntityKind } from '../domain/entities/kind.ts';
 import { getPath, type Doc } from '../domain/merge.ts';

@@ -12,7 +12,7 @@ import {
   type HandlerResult,
   type OperationHandler,
 } from '@platform/shared';
-import type { Principal } from '../auth/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import { knexSql } from '../store/db.ts';
 import { inTenant, type TenantRunner, type TenantWork } from '../store/tenant-scope.ts';
 

@@ -1,5 +1,5 @@
 import type { IdLetter } from '@platform/shared';
-import type { Principal } from '../../auth/principal.ts';
+import type { Principal } from '../principal.ts';
 import type { Doc, Json } from '../merge.ts';
 import type { EntityEffects } from './effects.ts';
 

@@ -1,7 +1,7 @@
 import type { OperationHandler } from '@platform/shared';
 import { login, refresh, userToken } from '../../auth/sessions.ts';
 import type { TokenSigner } from '../../auth/tokens.ts';
-import type { Principal } from '../../auth/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import type { Knex } from 'knex';
 
 const noStore = { 'Cache-Control': 'no-store' };

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isId, type HandlerContext, type OperationHandler } from '@platform/shared';
-import type { Principal } from '../../auth/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { EntityNotFound } from '../../domain/errors.ts';
 import type { EntityKind } from '../../domain/entities/kind.ts';
 import type { Doc } from '../../domain/merge.ts';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { OperationHandler } from '@platform/shared';
-import type { Principal } from '../../auth/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { InvalidParameter } from '../../domain/errors.ts';
 import { mustBeMachine } from '../../domain/permissions.ts';
 import { eventsAfter, type Cursor } from '../../store/outbox.ts';
