@@ -2,7 +2,8 @@
 // the data service's reference data and tenant universes. Uses DATABASE_URL, or the local database
 // of a running `npm start` (.data/platform.json); `data sample` and `data ingest` need no database.
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
@@ -210,10 +211,26 @@ universe
 
 program
   .command('signing-key')
-  .description('print a new ES256 private key (PKCS#8 PEM) for JWT_PRIVATE_KEY')
-  .action(async () => {
+  .description('a new ES256 private key (PKCS#8 PEM) for JWT_PRIVATE_KEY, printed (use `npm run -s`: npm prints a banner otherwise) or written to --out')
+  .option('--out <file>', 'write the key to this file, readable by its owner only (0600), instead of printing it')
+  .action(async (o: { out?: string }) => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    process.stdout.write(await exportPKCS8(privateKey));
+    const pem = `${(await exportPKCS8(privateKey)).trim()}\n`;
+    if (o.out === undefined) {
+      process.stdout.write(pem);
+      return;
+    }
+    // Written beside the target with 0600 from its creation and renamed over it, so the key is never
+    // readable by others, not even for a moment, and a file it replaces is whole or untouched.
+    const temporary = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.tmp`);
+    try {
+      await writeFile(temporary, pem, { mode: 0o600, flag: 'wx' });
+      await rename(temporary, o.out);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw new Error(`Cannot write ${o.out}: ${(error as Error).message}`);
+    }
+    console.error(`wrote a new ES256 signing key to ${o.out} (0600)`);
   });
 
 try {
