@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureInstalled } from '../../scripts/lib/os-packages.ts';
+import { freePort } from '../../scripts/lib/ports.ts';
+import { exitOf } from '../../scripts/lib/processes.ts';
+import { processesOf } from '../../scripts/test-support/processes.ts';
+
+const SECTION = '## A walk through with curl';
+
+/** The fenced bash blocks of the README's walk-through section: the README is the script. */
+function walkthrough(readme: string): string {
+  const start = readme.indexOf(`\n${SECTION}\n`);
+  assert.ok(start >= 0, `README has a section "${SECTION}"`);
+  const next = readme.indexOf('\n## ', start + SECTION.length + 2);
+  const section = readme.slice(start, next < 0 ? undefined : next);
+  const blocks = [...section.matchAll(/^```(?:bash|sh)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+  assert.ok(blocks.length > 0, 'the walk-through has a bash block');
+  return blocks.join('\n');
+}
+
+/** Runs `npm start`'s script with its own data folder and ports; resolves once it prints ready. */
+function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 120_000);
+    child.stdout!.on('data', () => {
+      if (output.includes('[start] ready')) {
+        clearTimeout(timer);
+        resolve({ child, output: () => output });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited (${code}):\n${output}`));
+    });
+  });
+}
+
+/** bash with `set -euo pipefail` running `script` in the repository folder, as a user pastes it. */
+function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  return exitOf(child).then((exit) => ({ code: exit.code, output }));
+}
+
+describe('README walk-through with curl', function () {
+  this.timeout(300_000);
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-walkthrough-'));
+  let env: NodeJS.ProcessEnv;
+  let platform: { child: ChildProcess; output: () => string } | undefined;
+
+  before(async () => {
+    for (const [binary, pkg] of [['jq', 'jq'], ['curl', 'curl']]) ensureInstalled(binary!, pkg!, (line) => console.log(line), 'to run the README walk-through');
+    env = { ...process.env, PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    for (const name of ['MANAGEMENT_PORT', 'DATA_PORT', 'PG_PORT', 'NATS_PORT', 'MQTT_PORT']) env[name] = String(await freePort());
+    // What a user's shell would not have: the test harness's servers, URLs the walk-through honours.
+    for (const name of ['DATABASE_URL', 'NATS_URL', 'MANAGEMENT_URL', 'DATA_URL']) delete env[name];
+    platform = await start(env);
+  });
+  after(async () => {
+    if (platform && platform.child.exitCode === null) {
+      const exited = exitOf(platform.child);
+      platform.child.kill('SIGINT');
+      await exited;
+    }
+    for (const left of processesOf(dataDir)) process.kill(left.pid, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs as pasted, twice in a row, logging in, refreshing, creating a user and a portfolio and reading an instrument of the sample universe', async () => {
+    const script = walkthrough(readFileSync('README.md', 'utf8'));
+    const runs: string[] = [];
+    for (let run = 1; run <= 2; run++) {
+      const { code, output } = await bash(script, env);
+      assert.equal(code, 0, `run ${run} of the walk-through failed:\n${output}`);
+      runs.push(output);
+    }
+    const tokens = /"access_token":"(eyJ[\w-]+\.[\w-]+\.[\w-]+)".*"refresh_token":"([\w-]+)"/g;
+    const userIds: string[] = [];
+    for (const output of runs) {
+      const issued = [...output.matchAll(tokens)];
+      assert.equal(issued.length, 2, `a login and a refresh, each with an access and a refresh token:\n${output}`);
+      assert.notEqual(issued[0]![2], issued[1]![2], 'the refresh issued a new refresh token');
+      assert.match(output, /"crv":"P-256"/, 'the JWKS');
+      const user = /"id":"(U[0-9A-HJKMNP-TV-Z]{26})"/.exec(output);
+      assert.ok(user, `a user id:\n${output}`);
+      userIds.push(user[1]!);
+      const portfolio = new RegExp(`"id":"(P[0-9A-HJKMNP-TV-Z]{26})".*"owned_by_user_id":"${user[1]}"`).exec(output);
+      assert.ok(portfolio, `a portfolio of that user:\n${output}`);
+      assert.ok(output.split(portfolio[1]!).length - 1 >= 2, 'the portfolio created and read back');
+      const instrument = /\{"data":\{"([A-Z]{2}[A-Z0-9]{9}\d)":\{"name":"Sample [^"]+","asset_class":"[A-Z_]+","currency":"[A-Z]{3}","price":[\d.]+\}\},"meta":null\}/.exec(output);
+      assert.ok(instrument, `reference data of a sample instrument:\n${output}`);
+      assert.match(output, /"VALUE_STARS": (null|[1-5]),\n\s*"MOMENTUM_STARS": (null|[1-5])/, `its X-Ray stars:\n${output}`);
+    }
+    assert.notEqual(userIds[0], userIds[1], 'each run creates its own user');
+  });
+});
