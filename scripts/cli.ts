@@ -228,7 +228,7 @@ program
       await rename(temporary, o.out);
     } catch (error) {
       await rm(temporary, { force: true });
-      throw new Error(`Cannot write ${o.out}: ${(error as Error).message}`);
+      throw new Error(`Cannot write ${o.out}: ${(error as Error).message}`, { cause: error });
     }
     console.error(`wrote a new ES256 signing key to ${o.out} (0600)`);
   });

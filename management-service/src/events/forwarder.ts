@@ -37,7 +37,8 @@ export async function startForwarders(options: { db: Knex; nats: NatsConnection;
     } catch (error) {
       options.logger.warn('event destinations could not be refreshed', { error: (error as Error).message });
     }
-    if (!stopped) timer = setTimeout(tick, options.refreshMs ?? 5000);
+    // tick never rejects: refresh failures are logged above.
+    if (!stopped) timer = setTimeout(() => void tick(), options.refreshMs ?? 5000);
   };
   await tick();
 

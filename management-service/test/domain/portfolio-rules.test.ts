@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { InvalidField, WriteOnceField } from '../../src/domain/errors.ts';
+import { type InvalidField, WriteOnceField } from '../../src/domain/errors.ts';
 import { checkManagerShape, portfolios } from '../../src/domain/entities/portfolios.ts';
 import type { WriteContext } from '../../src/domain/entities/kind.ts';
 import { deriveStatus } from '../../src/domain/portfolio-status.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { waitFor } from '../../../scripts/lib/ports.ts';
 import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
+import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
 import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
 
 type Envelope = { id: string; subject: string; action: string; data: Record<string, unknown> };
