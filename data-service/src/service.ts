@@ -6,7 +6,7 @@ import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
 import { simulationPool } from './workers/simulation-pool.ts';
 import { simulationScheduler, type SimulationStats } from './workers/simulation-scheduler.ts';
-import { ensureReferenceData } from './store/ensure-reference.ts';
+import { ensureReferenceData } from './sample/ensure-reference.ts';
 import { TenantCache } from './tenant-data/cache.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };

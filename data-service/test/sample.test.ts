@@ -6,7 +6,7 @@ import { testWorkDir } from '../../scripts/test-support/database.ts';
 import { isinProblem } from '../src/ingest/isin.ts';
 import { COUNTRIES } from '../src/sample/catalogue.ts';
 import { BUSINESS_DAYS_PER_YEAR, generateSample, lastWeekday, sampleMix } from '../src/sample/generate.ts';
-import { applySchema } from '../src/store/duckdb.ts';
+import { applySchema } from '../src/store/schema.ts';
 import { buildReferenceFile } from '../src/store/reference-files.ts';
 
 const OPTIONS = { instruments: 300, years: 2, seed: 7, endDate: '2026-11-20' };

@@ -8,7 +8,7 @@ import { parseDay } from '../src/simulation/dates.ts';
 import { estimateFromHistory, MIN_CLOSES } from '../src/simulation/history.ts';
 import { logParameters } from '../src/simulation/model.ts';
 import { openDuckStore, type DuckStore } from '../src/store/duckdb.ts';
-import { commonCloses } from '../src/store/price-history.ts';
+import { commonCloses } from '../src/simulation/price-history.ts';
 import { buildReferenceFile } from '../src/store/reference-files.ts';
 import { dataClient } from './support/data-client.ts';
 

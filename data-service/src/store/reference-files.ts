@@ -1,7 +1,7 @@
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { applySchema } from './duckdb.ts';
+import { applySchema } from './schema.ts';
 
 const FILE = /^reference-(\d{8}T\d{6}\d{3}Z)\.duckdb$/;
 

@@ -6,11 +6,11 @@ import { estimateFromHistory } from '../../simulation/history.ts';
 import { randomSeed } from '../../simulation/random.ts';
 import { planSimulation, type FuturePerformanceRequest, type SimulationLimits } from '../../simulation/request.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
-import { commonCloses } from '../../store/price-history.ts';
+import { commonCloses } from '../../simulation/price-history.ts';
 import type { SimulationScheduler } from '../../workers/simulation-scheduler.ts';
 
 /**
- * POST /performance/future/: Monte Carlo quantiles of the portfolio value (decisions §12). The
+ * POST /performance/future/: Monte Carlo quantiles of the portfolio value (docs/adr/0015-simulation-model.md). The
  * request is checked in full before anything runs; historical mode reads the mapped instruments'
  * closes from the reference data (the same for every tenant); the simulation waits in its tenant's
  * queue for a worker thread and is stopped when the client leaves (workers/simulation-scheduler.ts).

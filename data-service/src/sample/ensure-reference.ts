@@ -1,14 +1,15 @@
 import type { Logger } from '@platform/shared';
-import type { DataConfig } from '../config.ts';
-import { generateSample } from '../sample/generate.ts';
-import { buildReferenceFile, newestReferenceFile } from './reference-files.ts';
+import { generateSample } from './generate.ts';
+import { buildReferenceFile, newestReferenceFile } from '../store/reference-files.ts';
 
 /**
  * A replica needs a reference file to attach. When the directory has none, it gets the generated
  * sample universe (SAMPLE_DATA=true, as `npm start` does) or an empty one, so the service starts and
  * answers until the first ingest.
  */
-export async function ensureReferenceData(config: DataConfig, logger: Logger): Promise<void> {
+export type ReferenceStartSettings = { REFERENCE_DIR: string; SAMPLE_DATA: boolean; SAMPLE_INSTRUMENTS: number; SAMPLE_YEARS: number };
+
+export async function ensureReferenceData(config: ReferenceStartSettings, logger: Logger): Promise<void> {
   if (await newestReferenceFile(config.REFERENCE_DIR)) return;
   if (!config.SAMPLE_DATA) {
     logger.warn('no reference data yet: starting with an empty reference file', { dir: config.REFERENCE_DIR });

@@ -1,5 +1,5 @@
-import type { CommonCloses } from '../simulation/history.ts';
-import type { DuckStore } from './duckdb.ts';
+import type { CommonCloses } from './history.ts';
+import type { DuckStore } from '../store/duckdb.ts';
 
 /**
  * The positive closes of `isins` in the reference data on the dates where every one of them has
