@@ -6,7 +6,7 @@
 -- differs from the one it loaded. Isolation: every statement names the tenant (no row-level
 -- security: the data service does not run as `platform_tenant`).
 
--- Custom reference values (decisions §12): one per instrument and key; a JSON null is stored as
+-- Custom reference values (docs/adr/0016-tenant-data-in-postgres.md): one per instrument and key; a JSON null is stored as
 -- 'null'::jsonb, a value like any other.
 create table data_custom_reference (
   tenant_id text  not null references tenants (id),

@@ -7,7 +7,7 @@ import { KNOWN, buildFixture } from './support/reference-fixture.ts';
 const BATCH = '/data/custom/reference/batch/';
 const REMOVE = '/data/custom/reference/remove/';
 
-describe('Idempotency-Key on custom-data writes (decisions §7)', function () {
+describe('Idempotency-Key on custom-data writes (docs/adr/0010-idempotency-key.md)', function () {
   this.timeout(60_000);
   let platform: TestPlatform;
   let tenant: TestTenant;

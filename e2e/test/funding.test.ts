@@ -175,7 +175,7 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.equal(again.version, portfolio.version);
       assert.deepEqual(await j.events(), []);
 
-      // The same transfer again without a key: the external_id is taken, never a second booking (decisions §7).
+      // The same transfer again without a key: the external_id is taken, never a second booking (docs/adr/0010-idempotency-key.md).
       const duplicate = await j.client.POST('/events/deposit/', { body: second.body });
       assert.deepEqual([duplicate.response.status, duplicate.error?.code], [409, 'duplicate_value']);
       assert.deepEqual((await getPortfolio(j)).portfolio, { $EUR: 100 });

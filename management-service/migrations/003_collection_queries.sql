@@ -1,4 +1,4 @@
--- Typed access to document fields for the collection query language (decisions §8), and the
+-- Typed access to document fields for the collection query language (docs/adr/0011-query-language.md), and the
 -- indexes behind its common queries. The compiler (src/query/compile.ts) writes exactly these
 -- expressions, so the planner can match them to the indexes.
 --

@@ -1,6 +1,6 @@
 -- Outbound events, written in the same transaction as the change that causes them (outbox).
 -- `xid` is the writing transaction's id: GET /events/ hands out only rows of transactions older
--- than every transaction still running (decisions §9), so a late commit is never skipped.
+-- than every transaction still running (docs/adr/0002-event-feed-cursor.md), so a late commit is never skipped.
 
 create table outbox (
   seq          bigserial primary key,

@@ -1,4 +1,4 @@
--- A tenant's own message bus, to which its events are forwarded (decisions §9): an MQTT broker
+-- A tenant's own message bus, to which its events are forwarded (docs/adr/0012-outbound-events.md): an MQTT broker
 -- (QoS 1, `topic`) or an AMQP 0-9-1 broker (`exchange` and `routing_key`, publisher confirms).
 -- Configured by the platform team with the CLI.
 create table event_destinations (

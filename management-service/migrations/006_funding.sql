@@ -1,4 +1,4 @@
--- Funding and withdrawal flows (decisions §6, §7).
+-- Funding and withdrawal flows (docs/adr/0009-funding-modes.md, docs/adr/0010-idempotency-key.md).
 
 -- The Idempotency-Key table, created here at first, is the shared package's (both services keep
 -- keys in it): shared/migrations/006_idempotency_keys.sql.

@@ -3,7 +3,7 @@ import type { HandlerResult } from './http/app.ts';
 import { ProblemError } from './problem.ts';
 
 /**
- * Idempotency-Key (decisions §7), shared by both services: keys live in Postgres
+ * Idempotency-Key (docs/adr/0010-idempotency-key.md), shared by both services: keys live in Postgres
  * (`idempotency_keys`, shared/migrations/006_idempotency_keys.sql) and are claimed in the transaction of the
  * request's effect, so a key exists exactly when its effect does.
  */

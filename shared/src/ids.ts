@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 // Monotonic within this process: ids made in the same millisecond still sort in creation order.
 const ulid = monotonicFactory();
 
-/** Type letters of decisions §1: the first letter of an id names the entity type. */
+/** Type letters of docs/adr/0003-ids.md: the first letter of an id names the entity type. */
 export const ID_LETTERS = {
   user: 'U',
   portfolio: 'P',

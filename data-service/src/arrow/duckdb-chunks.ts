@@ -8,7 +8,7 @@ import { Bool, DateDay, Field, Float64, Int32, Int64, RecordBatch, RecordBatchSt
  * `makeData`. DuckDB's validity mask is the same LSB-first bitmap Arrow uses, and DATE is Arrow's
  * Date32 (days since 1970-01-01), so both are copied as they are; VARCHAR's 16-byte string
  * headers are unpacked into Arrow's offsets and bytes; BOOLEAN bytes are packed into bits.
- * Going through `getColumnsJS()` and `vectorFromArray` instead is about 8× slower (DESIGN.md).
+ * Going through `getColumnsJS()` and `vectorFromArray` instead is about 8× slower (docs/adr/0013-data-fields-and-arrow.md).
  *
  * Column types follow the result's DuckDB types: VARCHAR → Utf8, DOUBLE → Float64, DATE → Date32
  * (DateDay), BOOLEAN → Bool, INTEGER → Int32, BIGINT → Int64. Cast anything else in SQL first

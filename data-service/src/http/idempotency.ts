@@ -27,7 +27,7 @@ const pgSql =
     client.query(text, values);
 
 /**
- * Writes of tenant data with the Idempotency-Key of decisions §7: the key is claimed, the change
+ * Writes of tenant data with the Idempotency-Key of docs/adr/0010-idempotency-key.md: the key is claimed, the change
  * made and the answer stored in the one Postgres transaction of the write (the same store as the
  * management service's keys). A replay answers the stored response and changes nothing.
  */

@@ -33,7 +33,7 @@ export function customColumnKind(jsonTypes: readonly string[]): ExtraKind {
 }
 
 /**
- * Reference data of instruments for a tenant (decisions §12): the requested fields, a custom value
+ * Reference data of instruments for a tenant (docs/adr/0013-data-fields-and-arrow.md): the requested fields, a custom value
  * of the tenant winning over the provider's when its key is the field's lower-case name, then the
  * custom keys of `fields_extra`. An unknown field or custom key is a 422 `unknown_field`, an
  * unknown universe a 404; an unknown instrument is left out.

@@ -17,7 +17,7 @@ export type ReferenceField = {
 
 const field = (name: string, kind: FieldKind): ReferenceField => ({ name, key: name.toLowerCase(), kind });
 
-/** The reference fields of decisions §12, in the order the contract lists them. */
+/** The reference fields of docs/adr/0013-data-fields-and-arrow.md, in the order the contract lists them. */
 export const REFERENCE_FIELDS: readonly ReferenceField[] = [
   field('ISIN', 'text'),
   field('NAME', 'text'),

@@ -15,7 +15,7 @@ export type SmartSearchResult = Schemas['SmartSearchResult'];
 const KINDS: FieldKind[] = ['reference', 'xray', 'derived'];
 
 /**
- * Smart search (decisions §12): the instruments of the instrument universe passing every filter,
+ * Smart search (README.md, Data interface): the instruments of the instrument universe passing every filter,
  * sorted by `sorting_order` (descending unless `ascending`, nulls last, ties by ISIN ascending),
  * by ISIN without sorting. Filters and sort fields are checked before anything runs. Reference
  * fields read the tenant's custom values where it stored some under the field's lower-case name.

@@ -1,5 +1,5 @@
 /**
- * The Monte Carlo model's arithmetic (decisions §12), pure.
+ * The Monte Carlo model's arithmetic (docs/adr/0015-simulation-model.md), pure.
  *
  * Returns of an asset class are log-normal. Its parameters are given as the annual arithmetic mean
  * m and standard deviation s of simple returns; the log return of a year is then normal with

@@ -66,7 +66,7 @@ export async function refresh(s: Sessions, refreshToken: string): Promise<TokenR
 }
 
 /**
- * A token for one of the tenant's users (decisions §3): the machine client exchanges its own
+ * A token for one of the tenant's users (docs/adr/0005-auth-and-tokens.md): the machine client exchanges its own
  * token for one whose subject is the user, so readable_by / modifiable_by apply to it.
  */
 export async function userToken(s: Sessions, principal: Principal, userId: string): Promise<Omit<TokenResponse, 'refresh_token'>> {

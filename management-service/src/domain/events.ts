@@ -1,7 +1,7 @@
 import { fromNumber, newUlid } from '@platform/shared';
 import type { Doc } from './merge.ts';
 
-/** The envelope of every outbound event (interface "Events"; decisions §9). */
+/** The envelope of every outbound event (docs/adr/0012-outbound-events.md). */
 export type EventEnvelope = { id: string; created: string; version: '1.0.0'; subject: string; action: string; data: Doc };
 
 /** An event to write to the outbox, with the entity whose order it keeps. */
@@ -97,7 +97,7 @@ export function assessmentStatusUpdate(a: { profile_id: string; questionnaire_id
 
 type Movement = { portfolio: { id: string; doc: Doc }; owner: Owner; amount: string; currency: string; transaction_id: string | null };
 
-/** notifications.deposit-received and notifications.withdrawal-executed (decisions §9). */
+/** notifications.deposit-received and notifications.withdrawal-executed (docs/adr/0012-outbound-events.md). */
 export function cashNotification(kind: 'deposit-received' | 'withdrawal-executed', m: Movement, now: string): OutboundEvent {
   return envelope('notifications', kind, { ...portfolioRef(m.portfolio, m.owner), amount: m.amount, currency: m.currency, transaction_id: m.transaction_id }, now, m.portfolio.id);
 }

@@ -25,7 +25,7 @@ export function checkCashEvent(portfolio: Doc, amount: string, currency: string)
   return parseDecimal(amount);
 }
 
-/** decisions §6: a deposit needs an ACTIVE or WAITING_FOR_FUNDS, unarchived, real-money portfolio. */
+/** docs/adr/0009-funding-modes.md: a deposit needs an ACTIVE or WAITING_FOR_FUNDS, unarchived, real-money portfolio. */
 export function checkDepositTarget(portfolio: Doc, amount: string, currency: string): Money {
   if (portfolio.archived === true) throw new StateConflict('The portfolio is archived; it takes no deposits.');
   const money = checkCashEvent(portfolio, amount, currency);

@@ -6,7 +6,7 @@ export type OptimizationReason = OptimizerRequest['reason'];
 
 const settings = (doc: Doc) => ((doc.config as Doc).manager_settings ?? {}) as Doc;
 
-/** A new optimization (decisions §10) as stored while the optimizer computes. */
+/** A new optimization (docs/adr/0009-funding-modes.md) as stored while the optimizer computes. */
 export function pendingOptimization(portfolioId: string): Doc {
   return { portfolio_id: portfolioId, is_recommended: false, status: 'PENDING', owner_choice: null, orders: {}, status_detail: null };
 }

@@ -4,7 +4,7 @@ export type PortfolioStatus = 'INACTIVE' | 'WAITING_FOR_POLICY' | 'WAITING_FOR_A
 
 export const ROBO_MANAGERS = new Set(['ROBO_ADVISOR_ADVISORY', 'ROBO_ADVISOR_DISCRETIONARY']);
 
-/** decisions §5: derived on every change, never patched; the first rule that holds wins. */
+/** docs/adr/0008-portfolio-status.md: derived on every change, never patched; the first rule that holds wins. */
 export function deriveStatus(doc: Doc, brokerIntegration: 'CLIENT' | 'SERVICE'): PortfolioStatus {
   const config = doc.config as { manager: string; manager_settings?: Record<string, unknown> };
   const settings = config.manager_settings ?? {};

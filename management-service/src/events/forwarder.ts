@@ -7,7 +7,7 @@ import { listDestinations, type Destination } from '../store/destinations.ts';
 type Forwarder = { destination: Destination; stop: () => Promise<void> };
 
 /**
- * Forwards each tenant's events from JetStream to the tenant's own broker (decisions §9): one
+ * Forwards each tenant's events from JetStream to the tenant's own broker (docs/adr/0012-outbound-events.md): one
  * durable consumer and one loop per tenant, so a broken destination delays only its own tenant.
  * A message is acknowledged to JetStream only once the broker has acknowledged it (MQTT QoS 1), so
  * delivery is at least once; one message at a time keeps the order of the stream.

@@ -51,7 +51,7 @@ async function minimumFunding(trx: Knex.Transaction, portfolio: EntityRow): Prom
 }
 
 /**
- * The steps of a settled deposit (decisions §6): cash up by the exact amount, funded_since at the
+ * The steps of a settled deposit (docs/adr/0009-funding-modes.md): cash up by the exact amount, funded_since at the
  * first funding that reaches the policy minimum, the status re-derived (with its events), the
  * customer notification, and for a robo-advised portfolio an optimizer request.
  */

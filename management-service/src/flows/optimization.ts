@@ -11,7 +11,7 @@ import { insertMessage } from '../store/outbox.ts';
  * Asks the optimizer to optimize a robo-advised portfolio: a PENDING optimization and the request
  * message (AsyncAPI OptimizerRequest, published by the relay on platform.optimizer.requests), both
  * in the caller's transaction. Nothing for a portfolio without a policy, and no second request
- * while one is pending (decisions §10). Returns the optimization id when one was requested.
+ * while one is pending (docs/adr/0009-funding-modes.md). Returns the optimization id when one was requested.
  */
 export async function requestOptimization(trx: Knex.Transaction, portfolio: EntityRow, reason: OptimizationReason, now: string): Promise<string | undefined> {
   if (!isRobo(portfolio.doc) || portfolio.doc.archived === true) return undefined;

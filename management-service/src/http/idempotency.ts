@@ -22,7 +22,7 @@ export type PostHandler = (ctx: HandlerContext<Principal>, run: TenantRunner) =>
 export type IdempotencyOptions = { db: Knex; retentionDays: number; waitMs: number };
 
 /**
- * Idempotency-Key of decisions §7 around a POST handler. The key is claimed, the work done and the
+ * Idempotency-Key of docs/adr/0010-idempotency-key.md around a POST handler. The key is claimed, the work done and the
  * response stored in one database transaction: a crash anywhere before commit leaves neither the
  * effect nor the key, and a retry runs afresh; after commit, every retry gets the stored answer.
  * A request that finds the key held by one still running waits up to `waitMs` for it, then 409.

@@ -1,4 +1,4 @@
-/** The typed AST of a collection query (decisions §8). */
+/** The typed AST of a collection query (docs/adr/0011-query-language.md). */
 export type Path = string[];
 
 export type Value =

@@ -147,7 +147,7 @@ function condition(c: Condition, field: (path: Path, at: number) => Field): Sql 
   const plain: Value = value.kind === 'string' ? { kind: 'string', value: value.value.replace(/\\\*/g, '*') } : value;
   const bound = f.type === 'date-time' ? instant(plain, name, c.at).start : typed(plain, f.type, name, c.at);
   const cast = `?::${pgType(f.type)}`;
-  // neq also matches entities where the field is null or missing (decisions §8).
+  // neq also matches entities where the field is null or missing (docs/adr/0011-query-language.md).
   if (op === 'neq') return { sql: `(${f.sql} is distinct from ${cast})`, bindings: [bound] };
   if (op === 'eq' && f.type === 'date-time' && value.kind === 'string' && isDateOnly(value.value)) {
     const day = instant(value, name, c.at);

@@ -17,7 +17,7 @@ const portfolio = (over: Doc = {}, settings: Doc = { policy_id: 'Y1' }): Doc => 
   ...over,
 });
 
-describe('funding rules (decisions §6)', () => {
+describe('funding rules (docs/adr/0009-funding-modes.md)', () => {
   it('accepts deposits into ACTIVE and WAITING_FOR_FUNDS portfolios only', () => {
     assert.equal(toText(checkDepositTarget(portfolio(), '10.50', 'EUR')), '10.5');
     assert.equal(toText(checkDepositTarget(portfolio({ status: 'WAITING_FOR_FUNDS' }), '1', 'EUR')), '1');

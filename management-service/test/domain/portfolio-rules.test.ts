@@ -20,7 +20,7 @@ const robo = (settings: Record<string, unknown> = {}, over: Record<string, unkno
   ...over,
 });
 
-describe('portfolio status (decisions §5)', () => {
+describe('portfolio status (docs/adr/0008-portfolio-status.md)', () => {
   const status = (doc: Record<string, unknown>, integration: 'CLIENT' | 'SERVICE' = 'CLIENT') => deriveStatus(doc as never, integration);
   const cases: [string, Record<string, unknown>, 'CLIENT' | 'SERVICE', string][] = [
     ['archived', robo({ policy_id: 'Y' }, { archived: true, funded_since: 'x' }), 'CLIENT', 'INACTIVE'],

@@ -8,7 +8,7 @@ import { createLogger } from '@platform/shared';
 
 type Envelope = { subject: string; action: string; data: Record<string, unknown> };
 
-describe('deposits (decisions §6)', function () {
+describe('deposits (docs/adr/0009-funding-modes.md)', function () {
   this.timeout(60_000);
   let platform: TestPlatform;
   let api: Api;

@@ -8,7 +8,7 @@ import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant }
 import { deleteExpiredKeys } from '@platform/shared';
 import { knexSql } from '../../src/store/db.ts';
 
-describe('Idempotency-Key (decisions §7)', function () {
+describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
   this.timeout(90_000);
   let platform: TestPlatform;
   let tenant: TestTenant;

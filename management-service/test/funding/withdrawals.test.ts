@@ -6,7 +6,7 @@ import { startTestPlatform, type TestPlatform } from '../../../scripts/test-supp
 
 type Envelope = { id: string; subject: string; action: string; data: Record<string, unknown> };
 
-describe('withdrawals (decisions §6)', function () {
+describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
   this.timeout(60_000);
   let platform: TestPlatform;
   const account = { bank_account_type: 'IBAN', bank_account_number: 'DE89370400440532013000' };

@@ -4,7 +4,7 @@ import { build, machineApi, type Api } from '../../../scripts/test-support/fixtu
 import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
 
 /**
- * The query language of decisions §8 against a fixed set of portfolios: every accepted expression
+ * The query language of docs/adr/0011-query-language.md against a fixed set of portfolios: every accepted expression
  * with the portfolios it must return (in order: by id unless it sorts), every rejected one with the
  * position its 400 names. `{Alpha}` stands for that portfolio's id, `{ann}` for the owner's.
  */

@@ -4,7 +4,7 @@ import { smartSearch, type SmartSearchRequest } from '../../search/search.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 import type { TenantCache } from '../../tenant-data/cache.ts';
 
-/** POST /smart-search/: filters, sorting and X-Ray parameters (decisions §12). */
+/** POST /smart-search/: filters, sorting and X-Ray parameters (README.md, Data interface). */
 export function searchHandlers(duck: DuckStore, tenants: TenantCache): Record<string, OperationHandler<DataPrincipal>> {
   return {
     smartSearch: async ({ body, principal }) => {

@@ -7,7 +7,7 @@ import { FACTOR_NAMES, isFactor, type GroupSplitType } from '../../xray/factors.
 import { XrayService } from '../../xray/xray.ts';
 import { queryList, queryOne } from '../query-params.ts';
 
-/** GET /xray/universe/: factor stars by quintile (decisions §12). */
+/** GET /xray/universe/: factor stars by quintile (docs/adr/0014-xray-stars.md). */
 export function xrayHandlers(duck: DuckStore, tenants: TenantCache): Record<string, OperationHandler<DataPrincipal>> {
   const xray = new XrayService(duck);
   return {

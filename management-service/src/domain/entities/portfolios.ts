@@ -29,12 +29,12 @@ const SETTING_REFERENCES: [string, string][] = [
   ['suitability_profile_id', 'suitability-profiles'],
 ];
 
-/** Value objects a PATCH replaces whole (decisions §4); manager_settings merges key by key. */
+/** Value objects a PATCH replaces whole (docs/adr/0007-patch-semantics.md); manager_settings merges key by key. */
 const WHOLE = new Set(['portfolio', 'brokerage_account']);
 
 /**
  * A PATCH that puts an object under `config.manager` means the settings: say where they go
- * (decisions §4), before the contract's plain "must be one of" would.
+ * (docs/adr/0007-patch-semantics.md), before the contract's plain "must be one of" would.
  */
 export function checkManagerShape(body: unknown): void {
   const manager = (body as { config?: { manager?: unknown } } | null)?.config?.manager;

@@ -16,7 +16,7 @@ import { presentEntity } from '../present.ts';
 
 type Ctx = HandlerContext<Principal>;
 
-/** GET on every collection root: paging, embed, and the query language of decisions §8. */
+/** GET on every collection root: paging, embed, and the query language of docs/adr/0011-query-language.md. */
 export function collectionHandlers(db: Knex, kinds: EntityKind[], schemas: Record<string, unknown>): Record<string, OperationHandler<Principal>> {
   return Object.fromEntries(
     kinds.map((kind) => {

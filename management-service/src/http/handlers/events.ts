@@ -17,7 +17,7 @@ function parseCursor(text: unknown): Cursor | undefined {
   return { xid: m[1]!, seq: m[2]! };
 }
 
-/** GET /events/: the tenant's outbound events in commit order, polled with a cursor (decisions §9). */
+/** GET /events/: the tenant's outbound events in commit order, polled with a cursor (docs/adr/0002-event-feed-cursor.md). */
 export function eventHandlers(db: Knex): Record<string, OperationHandler<Principal>> {
   return {
     listEvents: async ({ principal, query }) => {

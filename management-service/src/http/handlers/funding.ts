@@ -7,7 +7,7 @@ import { presentEntity } from '../present.ts';
 type DepositEvent = components['schemas']['DepositEvent'];
 type WithdrawalEvent = components['schemas']['WithdrawalEvent'];
 
-/** The inbound events of the Client Middleware: POST /events/deposit/ and /events/withdraw/ (decisions §6). */
+/** The inbound events of the Client Middleware: POST /events/deposit/ and /events/withdraw/ (docs/adr/0009-funding-modes.md). */
 export function fundingHandlers(): Record<string, PostHandler> {
   return {
     createDeposit: async (ctx, run) => {
