@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { InvalidExpression, UnknownValue } from '../src/domain/errors.ts';
 import type { Filter } from '../src/search/ast.ts';
-import { compileFilter, filterFields, Params } from '../src/search/compile.ts';
+import { compileFilter, filterFields } from '../src/search/compile.ts';
+import { SqlParams as Params } from '../src/store/params.ts';
 import { parseFilter } from '../src/search/parser.ts';
 
 const LOC = ['body', 'query', 'xray'];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { Params } from '../src/search/compile.ts';
+import { SqlParams as Params } from '../src/store/params.ts';
 import { scopeSql } from '../src/search/scope.ts';
 import { applySchema } from '../src/store/schema.ts';
 import { FACTORS, GROUP_SPLITS, starsColumn, type GroupSplitType, type XrayFactor } from '../src/xray/factors.ts';

@@ -1,9 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { components } from '@platform/shared/generated/data';
 import type { Loc } from '../domain/errors.ts';
-import { compileFilter, filterFields, Params } from '../search/compile.ts';
+import { compileFilter, filterFields } from '../search/compile.ts';
 import { parseFilter } from '../search/parser.ts';
 import { scopeSql } from '../search/scope.ts';
+import { SqlParams } from '../store/params.ts';
 import { isFactor, type XrayFactor } from '../xray/factors.ts';
 import type { InspirationDefinition } from './builtins.ts';
 
@@ -11,7 +12,7 @@ export type Inspiration = components['schemas']['Inspiration'];
 
 /** Parses and checks an inspiration's X-Ray filter (an InvalidExpression or UnknownValue at `loc` otherwise). */
 export function checkInspirationFilter(xray: string, loc: Loc): void {
-  compileFilter(parseFilter(xray, loc), 'xray', new Params(), loc, xray);
+  compileFilter(parseFilter(xray, loc), 'xray', new SqlParams(), loc, xray);
 }
 
 /**
@@ -21,7 +22,7 @@ export function checkInspirationFilter(xray: string, loc: Loc): void {
  */
 export async function withInstruments(conn: DuckDBConnection, ref: string, tenant: string, definitions: InspirationDefinition[]): Promise<Inspiration[]> {
   if (definitions.length === 0) return [];
-  const params = new Params();
+  const params = new SqlParams();
   const stars = new Set<XrayFactor>();
   const tests = definitions.map((d) => {
     const loc = ['inspiration', d.id, 'query', 'xray'];
@@ -34,7 +35,7 @@ export async function withInstruments(conn: DuckDBConnection, ref: string, tenan
     select * from (select a.isin, i.name, ${tests.map((t, k) => `${t} as m${k}`).join(', ')} ${from})
     where ${tests.map((_, k) => `m${k}`).join(' or ')}
     order by isin`;
-  const rows = (await conn.runAndReadAll(sql, params.values)).getRows();
+  const rows = (await conn.runAndReadAll(sql, params.values, params.types)).getRows();
   return definitions.map((d, k) => ({
     ...d,
     instruments: rows.filter((row) => row[k + 2] === true).map(([isin, name]) => ({ isin: String(isin), name: name === null ? null : String(name) })),

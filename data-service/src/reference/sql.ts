@@ -1,5 +1,6 @@
-import { LIST, VARCHAR, listValue, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { ReferenceField } from './fields.ts';
+import { SqlParams } from '../store/params.ts';
 
 /** The instruments a reference answer covers: the requested ISINs, or the members of universes. */
 export type InstrumentSource =
@@ -26,29 +27,13 @@ export type ReferencePlan = {
 
 export type Statement = { sql: string; values: DuckDBValue[]; types: DuckDBType[] };
 
-class Params {
-  readonly values: DuckDBValue[] = [];
-  readonly types: DuckDBType[] = [];
-  add(value: DuckDBValue, type: DuckDBType): string {
-    this.values.push(value);
-    this.types.push(type);
-    return `$${this.values.length}`;
-  }
-  text(value: string): string {
-    return this.add(value, VARCHAR);
-  }
-  textList(values: readonly string[]): string {
-    return this.add(listValue([...values]), LIST(VARCHAR));
-  }
-}
-
 /**
  * `req(isin, ord)`: the instruments asked for, each once. Requested ISINs keep the position of
  * their first mention, so answers follow the request; universe members are ordered by ISIN. The
  * ISINs travel as one comma-joined string (the contract's pattern has no comma): binding a
  * 100,000-element list parameter costs DuckDB more than splitting a string.
  */
-function sourceCte(plan: ReferencePlan, p: Params): string {
+function sourceCte(plan: ReferencePlan, p: SqlParams): string {
   const { source, ref } = plan;
   if (source.kind === 'ids') {
     return `ids as (select string_split(${p.text(source.isins.join(','))}, ',') as l),
@@ -63,7 +48,7 @@ function sourceCte(plan: ReferencePlan, p: Params): string {
 }
 
 /** `cust(isin, c0, c1, …)`: the tenant's stored JSON value of each custom key per instrument (SQL null when none). */
-function customCte(plan: ReferencePlan, keys: readonly string[], p: Params): string {
+function customCte(plan: ReferencePlan, keys: readonly string[], p: SqlParams): string {
   const params = keys.map((k) => p.text(k));
   const columns = params.map((k, i) => `any_value(value) filter (where key = ${k}) as c${i}`);
   return `cust as (select isin, ${columns.join(', ')} from custom_reference
@@ -94,7 +79,7 @@ function extraExpression(kind: ExtraKind, custom: string): string {
 }
 
 /** The answer's rows: `ord`, `instrument_id`, then `f0…` per field and `x0…` per extra key. */
-function answerRows(plan: ReferencePlan, p: Params): { with: string; select: string[]; from: string } {
+function answerRows(plan: ReferencePlan, p: SqlParams): { with: string; select: string[]; from: string } {
   const cte = sourceCte(plan, p);
   const customKeys = [...plan.fields.filter((f) => plan.overrides.has(f.key)).map((f) => f.key), ...plan.extras.map((e) => e.key)];
   const column = new Map(customKeys.map((k, i) => [k, `cust.c${i}`]));
@@ -116,7 +101,7 @@ const columnNames = (plan: ReferencePlan) => ['instrument_id', ...plan.fields.ma
  * DOUBLE or DATE), then each extra custom key. Instruments the provider does not know are left out.
  */
 export function referenceSelect(plan: ReferencePlan): Statement & { columns: string[] } {
-  const p = new Params();
+  const p = new SqlParams();
   const rows = answerRows(plan, p);
   const sql = `${rows.with}
     select ${rows.select.join(',\n      ')}
@@ -131,7 +116,7 @@ export function referenceSelect(plan: ReferencePlan): Statement & { columns: str
  * DOUBLE as numbers, DATE as YYYY-MM-DD, custom values (`json` extras) as stored.
  */
 export function referenceJsonSelect(plan: ReferencePlan): Statement {
-  const p = new Params();
+  const p = new SqlParams();
   const rows = answerRows(plan, p);
   const keys = columnNames(plan).slice(1);
   const record = keys.length === 0 ? `'{}'` : `json_object(${keys.map((k, i) => `${p.text(k)}, ${i < plan.fields.length ? `f${i}` : `x${i - plan.fields.length}`}`).join(', ')})::varchar`;
@@ -144,7 +129,7 @@ export function referenceJsonSelect(plan: ReferencePlan): Statement {
 
 /** The JSON types (`json_type`) each custom key holds among the answer's instruments. */
 export function customTypesSelect(plan: ReferencePlan, keys: readonly string[]): Statement {
-  const p = new Params();
+  const p = new SqlParams();
   const sql = `with ${sourceCte(plan, p)}
     select key, list(distinct json_type(value)) as types from custom_reference
     where tenant_id = ${p.text(plan.tenantId)} and key in (select unnest(${p.textList(keys)}))
@@ -155,7 +140,7 @@ export function customTypesSelect(plan: ReferencePlan, keys: readonly string[]):
 
 /** Whether the named universe exists for the tenant: a built-in one or one of its own. */
 export function universeExistsSelect(ref: string, tenantId: string, name: string): Statement {
-  const p = new Params();
+  const p = new SqlParams();
   const n = p.text(name);
   const sql = `select exists (select 1 from ${ref}.universes where universe_name = ${n})
       or exists (select 1 from universes where tenant_id = ${p.text(tenantId)} and universe_name = ${n}) as found`;

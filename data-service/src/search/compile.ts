@@ -1,15 +1,7 @@
 import { InvalidExpression, UnknownValue, type Loc } from '../domain/errors.ts';
+import type { SqlParams } from '../store/params.ts';
 import type { Filter, FilterValue } from './ast.ts';
 import { allowed, FIELDS, type FieldDef, type FieldKind } from './fields.ts';
-
-/** Collects bound parameters: `bind(v)` returns the placeholder (`$3`) that stands for v. */
-export class Params {
-  readonly values: (string | number)[] = [];
-  bind(value: string | number): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -19,7 +11,7 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
  * UnknownValue listing the allowed names; a value of the wrong type an InvalidExpression at its
  * position. A null value fails every comparison (SQL's null logic; the grammar has no negation).
  */
-export function compileFilter(filter: Filter, kind: FieldKind, params: Params, loc: Loc, source: string): string {
+export function compileFilter(filter: Filter, kind: FieldKind, params: SqlParams, loc: Loc, source: string): string {
   const fields = FIELDS[kind];
   const walk = (f: Filter): string => {
     if (f.type !== 'compare') return `(${f.items.map(walk).join(f.type === 'and' ? ' and ' : ' or ')})`;

@@ -1,7 +1,7 @@
 import type { GroupSplitType, XrayFactor } from '../xray/factors.ts';
 import { starsSql } from '../xray/stars.ts';
 import { universeSql } from '../xray/universes.ts';
-import type { Params } from './compile.ts';
+import type { SqlParams } from '../store/params.ts';
 import { REFERENCE_FIELDS } from './fields.ts';
 
 /** Where a search looks: the instrument universe (default: all the tenant's universes) and how its stars are ranked. */
@@ -20,7 +20,7 @@ export type SearchScope = {
  * `overrides`: reference fields (lower case) for which the tenant stored custom values; those win
  * over the provider's, as in reference answers. Stars rank and group on the provider's data.
  */
-export function scopeSql(ref: string, tenant: string, scope: SearchScope, params: Params, stars: readonly XrayFactor[], overrides: readonly string[] = []): { with: string; from: string } {
+export function scopeSql(ref: string, tenant: string, scope: SearchScope, params: SqlParams, stars: readonly XrayFactor[], overrides: readonly string[] = []): { with: string; from: string } {
   const ctes = [`answer as (select isin from ${universeSql(ref, tenant, scope.instrumentUniverse, params)})`];
   let instruments = `${ref}.instruments`;
   if (overrides.length > 0) {

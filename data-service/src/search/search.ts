@@ -1,9 +1,10 @@
 import type { components } from '@platform/shared/generated/data';
 import { InvalidValue, UnknownValue, type Loc } from '../domain/errors.ts';
 import type { DuckStore } from '../store/duckdb.ts';
+import { SqlParams } from '../store/params.ts';
 import { isFactor, type GroupSplitType, type XrayFactor } from '../xray/factors.ts';
 import { assertUniverses } from '../xray/universes.ts';
-import { compileFilter, filterFields, Params } from './compile.ts';
+import { compileFilter, filterFields } from './compile.ts';
 import { allowed, FIELDS, type FieldKind } from './fields.ts';
 import { parseFilter } from './parser.ts';
 import { OVERRIDABLE, scopeSql } from './scope.ts';
@@ -26,7 +27,7 @@ export async function smartSearch(duck: DuckStore, tenant: string, request: Smar
   const scope = { instrumentUniverse: xp.instrument_universe, normalizationUniverse: xp.normalization_universe, split };
   // Filters are compiled before any I/O: a bad request fails without touching the store. The
   // placeholders they bind come first; the scope's follow (positional `$n` may appear in any order).
-  const params = new Params();
+  const params = new SqlParams();
   // The factors whose stars the query reads: no others are computed.
   const stars = new Set<XrayFactor>();
   const where = KINDS.flatMap((kind) => {
@@ -52,7 +53,7 @@ export async function smartSearch(duck: DuckStore, tenant: string, request: Smar
       select a.isin, i.name ${from}
       ${where.length ? `where ${where.join(' and ')}` : ''}
       order by ${orderBy.join(', ')}`;
-    const rows = (await conn.runAndReadAll(sql, params.values)).getRows();
+    const rows = (await conn.runAndReadAll(sql, params.values, params.types)).getRows();
     return {
       query: { reference: request.query.reference ?? null, xray: request.query.xray ?? null, derived: request.query.derived ?? null },
       xray_parameters: { normalization_universe: xp.normalization_universe ?? null, instrument_universe: xp.instrument_universe ?? null, group_split_type: split ?? null },

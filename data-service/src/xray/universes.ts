@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { NotFound } from '../domain/errors.ts';
-import type { Params } from '../search/compile.ts';
+import type { SqlParams } from '../store/params.ts';
 
 /**
  * A tenant's universes: the platform's named ones of the reference data (GLOBAL, DEFAULT, ROBO),
@@ -10,7 +10,7 @@ import type { Params } from '../search/compile.ts';
  */
 
 /** SQL (a subquery of `isin`) of the members of a named universe, or of all the tenant's universes together. */
-export function universeSql(ref: string, tenant: string, name: string | undefined, params: Params): string {
+export function universeSql(ref: string, tenant: string, name: string | undefined, params: SqlParams): string {
   const t = `${params.bind(tenant)}::varchar`;
   if (name === undefined) return `(select isin from universes where tenant_id = ${t} union select isin from ${ref}.universes)`;
   const u = `${params.bind(name)}::varchar`;

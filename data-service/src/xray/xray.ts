@@ -1,5 +1,5 @@
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
-import { Params } from '../search/compile.ts';
+import { SqlParams } from '../store/params.ts';
 import { encodeXrayAnswer, type StarsTable } from './answer.ts';
 import { BoundedCache } from './cache.ts';
 import { FACTORS, starsColumn, type GroupSplitType, type XrayFactor } from './factors.ts';
@@ -78,7 +78,7 @@ export class XrayService {
   private stars({ conn, ref, version }: DuckSession, tenant: string, request: XrayRequest, key: string): Promise<StarsTable> {
     return this.cache.get(version, key, async (): Promise<StarsTable> => {
       const { universe, instrumentUniverse, normalizationUniverse, split } = request;
-      const params = new Params();
+      const params = new SqlParams();
       const narrowed = instrumentUniverse !== undefined && instrumentUniverse !== universe;
       const answer = narrowed
         ? `select isin from ${universeSql(ref, tenant, universe, params)} intersect select isin from ${universeSql(ref, tenant, instrumentUniverse, params)}`
@@ -91,7 +91,7 @@ export class XrayService {
       const packed = FACTORS.map((f, k) => `(coalesce(${starsColumn(f.field)}, 0) << ${3 * k})`).join(' | ');
       const sql = `${ctes}
         select isin, (${packed})::integer as stars from (${starsSql(ref, split, own ? 'answer' : 'norm', 'answer')}) order by isin`;
-      const chunks = await (await conn.run(sql, params.values)).fetchAllChunks();
+      const chunks = await (await conn.run(sql, params.values, params.types)).fetchAllChunks();
       const rows = new Uint8Array(chunks.reduce((n, chunk) => n + chunk.rowCount, 0) * FACTORS.length);
       const table: StarsTable = new Map();
       let r = 0;
