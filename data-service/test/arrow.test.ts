@@ -3,7 +3,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
 import { resultToArrowStream } from '../src/arrow/duckdb-chunks.ts';
-import { REFERENCE_FIELDS } from '../src/reference/fields.ts';
+import { REFERENCE_FIELDS } from '../src/domain/reference-fields.ts';
 import { dataClient } from './support/data-client.ts';
 import { KNOWN, TENANT_A, buildFixture } from './support/reference-fixture.ts';
 

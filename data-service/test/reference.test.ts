@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertProblem } from '../../scripts/test-support/http.ts';
 import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
-import { REFERENCE_FIELDS } from '../src/reference/fields.ts';
+import { REFERENCE_FIELDS } from '../src/domain/reference-fields.ts';
 import { dataClient } from './support/data-client.ts';
 import { KNOWN, TENANT_A, TENANT_B, UNKNOWN_TO_PROVIDER, buildFixture } from './support/reference-fixture.ts';
 import { seedTenantUniverses } from './support/tenant-data.ts';

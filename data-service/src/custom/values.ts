@@ -1,5 +1,5 @@
 import { InvalidValue, type Loc } from '../domain/errors.ts';
-import { fieldOfKey } from '../reference/fields.ts';
+import { fieldOfKey } from '../domain/reference-fields.ts';
 import type { CustomValue, CustomValues } from './store.ts';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

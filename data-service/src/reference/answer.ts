@@ -1,8 +1,9 @@
+// Reference data answers: the requested fields of instruments or universes, as JSON or Arrow.
 import { NotFound, type Loc } from '../domain/errors.ts';
 import { resultToArrowStream } from '../arrow/duckdb-chunks.ts';
 import { storedKeys } from '../custom/store.ts';
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
-import { resolveFields, unknownField } from './fields.ts';
+import { resolveFields, unknownField } from '../domain/reference-fields.ts';
 import { customTypesSelect, referenceJsonSelect, referenceSelect, universeExistsSelect, type ExtraKind, type InstrumentSource, type ReferencePlan } from './sql.ts';
 
 export type ReferenceRequest = {

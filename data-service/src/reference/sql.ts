@@ -1,5 +1,5 @@
 import type { DuckDBType, DuckDBValue } from '@duckdb/node-api';
-import type { ReferenceField } from './fields.ts';
+import type { ReferenceField } from '../domain/reference-fields.ts';
 import { SqlParams } from '../store/params.ts';
 
 /** The instruments a reference answer covers: the requested ISINs, or the members of universes. */

@@ -4,7 +4,7 @@ import { parseCustomReferenceCsv } from '../../custom/csv.ts';
 import { clearValues, readValuesJson, removeValues, storedKeys, upsertValues, type CustomValue, type CustomValues } from '../../custom/store.ts';
 import { clearValuesPg, removeValuesPg, upsertValuesPg } from '../../custom/postgres.ts';
 import { collectValues } from '../../custom/values.ts';
-import { unknownField } from '../../reference/fields.ts';
+import { unknownField } from '../../domain/reference-fields.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 import type { TenantCache } from '../../tenant-data/cache.ts';
 import { keyedWrites, type IdempotencyOptions } from '../idempotency.ts';

@@ -1,4 +1,4 @@
-import { UnknownValue, type Loc } from '../domain/errors.ts';
+import { UnknownValue, type Loc } from './errors.ts';
 
 /**
  * How a reference field is typed on the way out: `text` is a JSON string and an Arrow Utf8 column,
