@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { testWorkDir } from '../../scripts/test-support/database.ts';
 import { startTestPlatform } from '../../scripts/test-support/platform.ts';
 import { ingestReferenceData, pruneReferenceFiles } from '../src/ingest/ingest.ts';
-import { isinCheckDigit, isinProblem, isValidIsin } from '../src/ingest/isin.ts';
+import { isinCheckDigit, isinProblem, isValidIsin } from '../src/domain/isin.ts';
 import { consoleProgress } from '../src/ingest/progress.ts';
 import { instrumentValidator, matchColumns, parseDate, priceChecksSql } from '../src/ingest/rules.ts';
 

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { testWorkDir } from '../../scripts/test-support/database.ts';
-import { isinProblem } from '../src/ingest/isin.ts';
+import { isinProblem } from '../src/domain/isin.ts';
 import { COUNTRIES } from '../src/sample/catalogue.ts';
 import { BUSINESS_DAYS_PER_YEAR, generateSample, lastWeekday, sampleMix } from '../src/sample/generate.ts';
 import { applySchema } from '../src/store/schema.ts';

@@ -1,3 +1,4 @@
+// Arrow IPC streams straight from DuckDB result chunks (the reference answer's binary form).
 import { DuckDBTypeId, type DuckDBDataChunk, type DuckDBResult } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { Bool, DateDay, Field, Float64, Int32, Int64, RecordBatch, RecordBatchStreamWriter, Schema, Struct, Utf8, makeData, type Data, type DataType } from 'apache-arrow';

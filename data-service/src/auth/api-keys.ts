@@ -1,3 +1,4 @@
+// Who is calling: X-Api-Key checked against the tenant's API key digests in the management database.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type pg from 'pg';

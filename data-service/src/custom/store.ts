@@ -1,3 +1,4 @@
+// Custom reference data: a tenant's own values per instrument and key, overlaid on the provider's.
 import { LIST, VARCHAR, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 
 /**

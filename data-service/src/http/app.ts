@@ -1,3 +1,4 @@
+// The HTTP layer: routes of the data contract bound to the features' functions; no SQL here.
 import type { Request } from 'express';
 import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';

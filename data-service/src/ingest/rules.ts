@@ -1,7 +1,7 @@
 // What a vendor file must look like, and why a row is refused. Pure: no files, no database.
 // Instrument, factor and universe rows are checked here row by row; price files are millions of
 // rows, so their rules are the SQL predicates of `priceChecksSql`, with the same kind of reasons.
-import { isinProblem } from './isin.ts';
+import { isinProblem } from '../domain/isin.ts';
 
 export type FileKind = 'instruments' | 'prices' | 'factors' | 'universe';
 

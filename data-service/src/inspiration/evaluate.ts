@@ -1,3 +1,4 @@
+// Inspirations: saved X-Ray filters (built-in and the tenant's), evaluated over a universe.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { components } from '@platform/shared/generated/data';
 import type { Loc } from '../domain/errors.ts';

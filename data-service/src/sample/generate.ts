@@ -1,5 +1,6 @@
+// The generated sample universe (instruments, prices, factors) that a fresh start or a test loads.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { isinCheckDigit } from '../ingest/isin.ts';
+import { isinCheckDigit } from '../domain/isin.ts';
 import { COUNTRIES, ETF_PRODUCTS, REGIONS, SECTORS, SIZE_BOUNDS, sqlValues } from './catalogue.ts';
 
 export type SampleOptions = {

@@ -1,3 +1,4 @@
+// Smart search: instruments matching a filter over reference fields and X-Ray stars.
 import type { components } from '@platform/shared/generated/data';
 import { InvalidValue, UnknownValue, type Loc } from '../domain/errors.ts';
 import type { DuckStore } from '../store/duckdb.ts';

@@ -1,3 +1,4 @@
+// Future performance: Monte Carlo simulation of a portfolio's value (pure; closes come as data).
 import { DAYS_PER_YEAR, datesUpTo, type Frequency } from './dates.ts';
 import { isDiagonal, logParameters, parametersAt, psdCholesky, type MeanAndStdev } from './model.ts';
 import { QuantileWork, quantilesInto } from './quantiles.ts';

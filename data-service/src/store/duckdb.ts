@@ -1,3 +1,4 @@
+// The DuckDB store: the one instance, its connections, schema application and the attached reference file.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { newestReferenceFile } from './reference-files.ts';
 import { applySchema } from './schema.ts';

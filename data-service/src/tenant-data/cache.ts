@@ -1,3 +1,4 @@
+// Tenants' data (universes, custom values, inspirations): written to Postgres, cached in DuckDB.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type pg from 'pg';
 import type { Logger } from '@platform/shared';

@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { isinProblem } from '../ingest/isin.ts';
+import { isinProblem } from '../domain/isin.ts';
 import type { Queryable } from './postgres.ts';
 
 /**

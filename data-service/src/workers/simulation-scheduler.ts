@@ -1,3 +1,4 @@
+// Simulations on worker threads: a fair queue per tenant, cancelled when the client leaves.
 import { TooManyWaiting } from '../domain/errors.ts';
 import type { Grid, SimulationInput, SimulationOutput } from '../simulation/engine.ts';
 import { FairQueue, retryAfterSeconds } from './fair-queue.ts';

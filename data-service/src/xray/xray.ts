@@ -1,3 +1,4 @@
+// X-Ray: the factor stars of a universe's instruments, ranked over a normalisation universe, optionally split by group.
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';
 import { encodeXrayAnswer, type StarsTable } from './answer.ts';
