@@ -46,7 +46,7 @@ async function unreadable<T>(path: string, work: Promise<T>): Promise<T> {
     return await work;
   } catch (error) {
     const message = (error as Error).message.split(/\n(Possible fixes|The search space used was):/)[0]!.trim();
-    throw new Error(`${path} cannot be read: ${message}`);
+    throw new Error(`${path} cannot be read: ${message}`, { cause: error });
   }
 }
 
