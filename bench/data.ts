@@ -69,10 +69,14 @@ try {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('data service', async () => {
-    if (service!.exitCode !== null) throw new Error(`exited with ${service!.exitCode}`);
-    if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
-  }, 60_000);
+  await waitFor(
+    'data service',
+    async () => {
+      if (service!.exitCode !== null) throw new Error(`exited with ${service!.exitCode}`);
+      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+    },
+    60_000,
+  );
 
   const keyHeaders = async (tenant: string) => ({ 'x-tenant-id': tenant, 'x-api-key': (await createApiKey(platform.db, tenant)).api_key });
   const headers = await keyHeaders(platform.tenantId);
@@ -84,7 +88,7 @@ try {
   // 10,000 distinct ISINs of the universe in a random order (seeded, so every run asks the same).
   const universe = (await rowsOf('select isin from instruments order by isin')).map(([isin]) => String(isin));
   let state = 20261122;
-  const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   for (let i = universe.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     [universe[i], universe[j]] = [universe[j]!, universe[i]!];
@@ -115,7 +119,9 @@ try {
 
   const referenceBody = { instrument_ids: isins, fields: FIELDS, fields_extra: [] };
   const fieldColumns = (alias: string) =>
-    FIELDS.map((f) => f.toLowerCase()).map((c) => (c === 'price' ? `${alias}.price::double as price` : `${alias}.${c}`)).join(', ');
+    FIELDS.map((f) => f.toLowerCase())
+      .map((c) => (c === 'price' ? `${alias}.price::double as price` : `${alias}.${c}`))
+      .join(', ');
   // The ISINs travel as one comma-joined string, as the service sends them (binding a long list costs more).
   const directReferenceSql = `with ids as (select string_split($1, ',') as l),
       req as (select unnest(l) as isin, generate_subscripts(l, 1) as ord from ids)
@@ -151,7 +157,13 @@ try {
   type Case = { name: string; service: number[]; direct: number[]; directQuery: number[]; bytes: number };
   const cases: Case[] = [];
   /** Warm-up of both sides, then `reps` alternating pairs (service first, then direct). */
-  async function measure(name: string, serviceCall: () => Promise<Answer>, directCall: () => Promise<{ ms: number; queryMs: number }>, reps = REPS, warmups = 2): Promise<Case> {
+  async function measure(
+    name: string,
+    serviceCall: () => Promise<Answer>,
+    directCall: () => Promise<{ ms: number; queryMs: number }>,
+    reps = REPS,
+    warmups = 2,
+  ): Promise<Case> {
     log(`${name}: ${warmups} warm-up and ${reps} measured calls each`);
     for (let i = 0; i < warmups; i++) {
       await serviceCall();
@@ -184,25 +196,47 @@ try {
   const expected = (await referenceDirect()).rows;
   const json = JSON.parse(Buffer.from(jsonAnswer.bytes).toString('utf8')) as { data: Record<string, Record<string, unknown>> };
   const jsonKeys = Object.keys(json.data);
-  check(jsonKeys.length === QUERY_ISINS && jsonKeys.every((k, i) => k === String(expected[i]![0])), `reference query JSON: ${jsonKeys.length} instruments in request order`);
+  check(
+    jsonKeys.length === QUERY_ISINS && jsonKeys.every((k, i) => k === String(expected[i]![0])),
+    `reference query JSON: ${jsonKeys.length} instruments in request order`,
+  );
   const decodeStarted = performance.now();
   const table = tableFromIPC(arrowAnswer.bytes);
   const arrowDecodeMs = performance.now() - decodeStarted;
   const arrowIsins = table.getChild('instrument_id')!.toArray() as string[];
-  check(table.numRows === QUERY_ISINS && arrowIsins.every((k, i) => k === String(expected[i]![0])), `reference query Arrow: tableFromIPC reads ${table.numRows} rows (${table.schema.fields.length} columns) in request order`);
+  check(
+    table.numRows === QUERY_ISINS && arrowIsins.every((k, i) => k === String(expected[i]![0])),
+    `reference query Arrow: tableFromIPC reads ${table.numRows} rows (${table.schema.fields.length} columns) in request order`,
+  );
   const jsonDecodeStarted = performance.now();
   JSON.parse(Buffer.from(jsonAnswer.bytes).toString('utf8'));
   const jsonDecodeMs = performance.now() - jsonDecodeStarted;
 
-  const refJson = await measure(`reference query, ${QUERY_ISINS.toLocaleString('en')} ISINs × ${FIELDS.length} fields, JSON`, () => call('POST', '/data/reference/query/', JSON_TYPE, referenceBody), referenceDirect);
-  const refArrow = await measure(`reference query, ${QUERY_ISINS.toLocaleString('en')} ISINs × ${FIELDS.length} fields, Arrow`, () => call('POST', '/data/reference/query/', ARROW_TYPE, referenceBody), referenceDirect);
+  const refJson = await measure(
+    `reference query, ${QUERY_ISINS.toLocaleString('en')} ISINs × ${FIELDS.length} fields, JSON`,
+    () => call('POST', '/data/reference/query/', JSON_TYPE, referenceBody),
+    referenceDirect,
+  );
+  const refArrow = await measure(
+    `reference query, ${QUERY_ISINS.toLocaleString('en')} ISINs × ${FIELDS.length} fields, Arrow`,
+    () => call('POST', '/data/reference/query/', ARROW_TYPE, referenceBody),
+    referenceDirect,
+  );
 
   // 2. Universe export, JSON and Arrow.
   const universeDirect = () => directRun(directUniverseSql);
   const universeArrow = tableFromIPC((await call('GET', `/data/reference/universe/${universeQuery}`, ARROW_TYPE)).bytes);
   check(universeArrow.numRows === INSTRUMENTS, `universe export Arrow: ${universeArrow.numRows} rows`);
-  await measure(`universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields), JSON`, () => call('GET', `/data/reference/universe/${universeQuery}`, JSON_TYPE), universeDirect);
-  await measure(`universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields), Arrow`, () => call('GET', `/data/reference/universe/${universeQuery}`, ARROW_TYPE), universeDirect);
+  await measure(
+    `universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields), JSON`,
+    () => call('GET', `/data/reference/universe/${universeQuery}`, JSON_TYPE),
+    universeDirect,
+  );
+  await measure(
+    `universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields), Arrow`,
+    () => call('GET', `/data/reference/universe/${universeQuery}`, ARROW_TYPE),
+    universeDirect,
+  );
 
   // 3. X-Ray: first call of a tenant (nothing cached), then the cached answer. Every cold call is
   // a new tenant (the cache is per tenant), whose API key is verified beforehand by a small request.
@@ -217,17 +251,33 @@ try {
   };
   const xrayAnswer = JSON.parse(Buffer.from((await coldXray()).bytes).toString('utf8')) as [{ data: Record<string, Record<string, number | null>> }];
   const xrayExpected = (await xrayDirect()).rows;
-  const xrayMatches = xrayExpected.filter(([isin, ...stars]) => FACTORS.every((f, i) => (xrayAnswer[0].data[String(isin)]?.[`${f.toUpperCase()}_STARS`] ?? null) === (stars[i] ?? null))).length;
-  check(xrayMatches === INSTRUMENTS && Object.keys(xrayAnswer[0].data).length === INSTRUMENTS, `X-Ray: stars of all 8 factors equal for ${xrayMatches} of ${INSTRUMENTS} instruments`);
+  const xrayMatches = xrayExpected.filter(([isin, ...stars]) =>
+    FACTORS.every((f, i) => (xrayAnswer[0].data[String(isin)]?.[`${f.toUpperCase()}_STARS`] ?? null) === (stars[i] ?? null)),
+  ).length;
+  check(
+    xrayMatches === INSTRUMENTS && Object.keys(xrayAnswer[0].data).length === INSTRUMENTS,
+    `X-Ray: stars of all 8 factors equal for ${xrayMatches} of ${INSTRUMENTS} instruments`,
+  );
   await measure(`X-Ray GLOBAL, ${SPLIT}, 8 factors, first call (cold cache)`, coldXray, xrayDirect, COLD_REPS, 1);
   await measure(`X-Ray GLOBAL, ${SPLIT}, 8 factors, cached`, () => call('GET', `/xray/universe/${xrayQuery}`, JSON_TYPE), xrayDirect);
 
   // 4. Smart search: three filters (two reference, one X-Ray) and a sort.
   const searchDirect = () => directRun(directSearchSql);
-  const found = (JSON.parse(Buffer.from((await call('POST', '/smart-search/', JSON_TYPE, searchBody)).bytes).toString('utf8')) as { data: { instruments: { isin: string }[] } }).data.instruments;
+  const found = (
+    JSON.parse(Buffer.from((await call('POST', '/smart-search/', JSON_TYPE, searchBody)).bytes).toString('utf8')) as {
+      data: { instruments: { isin: string }[] };
+    }
+  ).data.instruments;
   const searchExpected = (await searchDirect()).rows;
-  check(found.length === searchExpected.length && found.every((f, i) => f.isin === String(searchExpected[i]![0])), `smart search: the same ${found.length} instruments in the same order`);
-  await measure('smart search: 3 filters (ASSET_CLASS, MARKET_CAP, VALUE_STARS) + sort by DIVIDEND_YIELD', () => call('POST', '/smart-search/', JSON_TYPE, searchBody), searchDirect);
+  check(
+    found.length === searchExpected.length && found.every((f, i) => f.isin === String(searchExpected[i]![0])),
+    `smart search: the same ${found.length} instruments in the same order`,
+  );
+  await measure(
+    'smart search: 3 filters (ASSET_CLASS, MARKET_CAP, VALUE_STARS) + sort by DIVIDEND_YIELD',
+    () => call('POST', '/smart-search/', JSON_TYPE, searchBody),
+    searchDirect,
+  );
 
   const at = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)]!;
   const results = cases.map((c) => ({
@@ -261,7 +311,10 @@ try {
     '',
     '| case | service median ms | p90 ms | bytes | direct median ms | of which the query, before JS values | service / direct | target met? |',
     '|---|---|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.case} | ${r.service_median_ms} | ${r.service_p90_ms} | ${mb(r.bytes)} | ${r.direct_median_ms} | ${r.direct_query_median_ms} | ${r.ratio}× | ${targets[r.case] ?? '—'} |`),
+    ...results.map(
+      (r) =>
+        `| ${r.case} | ${r.service_median_ms} | ${r.service_p90_ms} | ${mb(r.bytes)} | ${r.direct_median_ms} | ${r.direct_query_median_ms} | ${r.ratio}× | ${targets[r.case] ?? '—'} |`,
+    ),
     '',
     `Reference query of ${QUERY_ISINS.toLocaleString('en')} ISINs, JSON time / Arrow time: ${arrowOverJson} (target: Arrow ≥ 3× faster than JSON, ${arrowOverJson >= 3 ? 'met' : '**not met**'}); Arrow / direct DuckDB: ${arrowRatio}× (target ≤ 1.5×: ${arrowRatio <= 1.5 ? 'met' : '**not met**'}), ${round(median(refArrow.service) / median(refArrow.directQuery))}× of the direct query before its rows become JS values.`,
     `Decoding in the client, once: \`tableFromIPC\` of the Arrow answer ${round(arrowDecodeMs, 1)} ms (${table.numRows.toLocaleString('en')} rows), \`JSON.parse\` of the JSON answer ${round(jsonDecodeMs, 1)} ms.`,
@@ -269,21 +322,25 @@ try {
     `Checks (each answer against the direct query): ${checks.join('; ')}.`,
   ].join('\n');
 
-  record('data', {
-    instruments: INSTRUMENTS,
-    years: YEARS,
-    prices: sample.prices,
-    generation_s: generationSeconds,
-    reps: REPS,
-    cold_reps: COLD_REPS,
-    results,
-    reference_arrow_over_json: arrowOverJson,
-    reference_arrow_over_direct: arrowRatio,
-    smart_search_over_direct: searchRatio,
-    smart_search_found: found.length,
-    decode_ms: { arrow: round(arrowDecodeMs, 1), json: round(jsonDecodeMs, 1) },
-    checks,
-  }, markdown);
+  record(
+    'data',
+    {
+      instruments: INSTRUMENTS,
+      years: YEARS,
+      prices: sample.prices,
+      generation_s: generationSeconds,
+      reps: REPS,
+      cold_reps: COLD_REPS,
+      results,
+      reference_arrow_over_json: arrowOverJson,
+      reference_arrow_over_direct: arrowRatio,
+      smart_search_over_direct: searchRatio,
+      smart_search_found: found.length,
+      decode_ms: { arrow: round(arrowDecodeMs, 1), json: round(jsonDecodeMs, 1) },
+      checks,
+    },
+    markdown,
+  );
   console.log(markdown);
 } finally {
   conn?.closeSync();

@@ -131,7 +131,9 @@ try {
       const res = await fetch(`${url}/events/deposit/`, { method: 'POST', headers: { ...headers, 'idempotency-key': key }, body: sent.get(key)!.body });
       const text = await res.text();
       if (res.status !== 201 || res.headers.get('idempotency-replayed') !== 'true' || text !== first) {
-        throw new Error(`replay of ${key}: ${res.status}, Idempotency-Replayed ${res.headers.get('idempotency-replayed')}, body ${text === first ? 'as first sent' : 'differs'}`);
+        throw new Error(
+          `replay of ${key}: ${res.status}, Idempotency-Replayed ${res.headers.get('idempotency-replayed')}, body ${text === first ? 'as first sent' : 'differs'}`,
+        );
       }
     }
     return firstAnswers.size;
@@ -198,7 +200,12 @@ try {
   }
   const total = sum(cash);
   const expected = amount.times(booked.size);
-  const { count: cashTransactions } = (await platform.db('entities').where({ type: 'transactions' }).whereRaw(`doc ->> 'type' = 'CASH'`).count({ count: '*' }).first()) as { count: string };
+  const { count: cashTransactions } = (await platform
+    .db('entities')
+    .where({ type: 'transactions' })
+    .whereRaw(`doc ->> 'type' = 'CASH'`)
+    .count({ count: '*' })
+    .first()) as { count: string };
   const correct = total.eq(expected) && portfoliosMatching === spread.length + 1 && Number(cashTransactions) === booked.size;
   const check = {
     deposits_sent: sent.size,
@@ -236,7 +243,7 @@ try {
     `${CONNECTIONS} concurrent clients (autocannon), ${ROUNDS} alternating rounds of ${SECONDS} s each, medians; measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine.`,
     `Deposit: \`POST /events/deposit/\` of ${AMOUNT} EUR with a new \`Idempotency-Key\` and external_id, tenant broker integration CLIENT (201, settled): key claimed, CASH transaction, portfolio cash and version row, outbox events and the stored response in one transaction with row-level security.`,
     'Replay: the same key and body sent again; the answer is the stored 201 with `Idempotency-Replayed: true` (any other answer counts as an error).',
-    'Baseline: `POST /users/` with `{}` and no key, the entity store\'s plain create, measured the same way in the same run.',
+    "Baseline: `POST /users/` with `{}` and no key, the entity store's plain create, measured the same way in the same run.",
     '',
     '| operation | req/s | p50 ms | p99 ms | errors or wrong answers | req/s / POST /users/ |',
     '|---|---|---|---|---|---|',

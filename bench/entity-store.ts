@@ -59,7 +59,10 @@ async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[],
   const tenant = platform.tenantId;
   return closedLoop(CONNECTIONS, SECONDS, async (worker, n) => {
     if (operation === 'select') {
-      await pool.query('select id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id from entities where tenant_id = $1 and id = $2', [tenant, ids[(worker * 7919 + n) % ids.length]]);
+      await pool.query(
+        'select id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id from entities where tenant_id = $1 and id = $2',
+        [tenant, ids[(worker * 7919 + n) % ids.length]],
+      );
       return;
     }
     const client = await pool.connect();
@@ -73,14 +76,20 @@ async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[],
            values ($1, $2, 'portfolios', 1, $3, $4, $4, $5, $5, 'bench')`,
           [tenant, id, doc, [owner], now],
         );
-        await client.query(`insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id) values ($1, $2, 1, $3, false, $4, 'bench')`, [tenant, id, doc, now]);
+        await client.query(
+          `insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id) values ($1, $2, 1, $3, false, $4, 'bench')`,
+          [tenant, id, doc, now],
+        );
       } else {
         const id = ids[(worker * 7919 + n) % ids.length];
         const { rows } = await client.query('select version, doc from entities where tenant_id = $1 and id = $2 for update', [tenant, id]);
         const next = { ...rows[0].doc, name: `name ${n}` };
         const version = rows[0].version + 1;
         await client.query('update entities set version = $3, doc = $4, version_at = $5 where tenant_id = $1 and id = $2', [tenant, id, version, next, now]);
-        await client.query(`insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id) values ($1, $2, $3, $4, false, $5, 'bench')`, [tenant, id, version, next, now]);
+        await client.query(
+          `insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id) values ($1, $2, $3, $4, false, $5, 'bench')`,
+          [tenant, id, version, next, now],
+        );
       }
       await client.query('commit');
     } catch (error) {
@@ -103,7 +112,12 @@ const rows: Row[] = [
 await service('POST', []);
 const doc = await storedDoc();
 await plainPg('insert', [], doc);
-const servicePortfolios = (await platform.db('entities').where({ type: 'portfolios' }).whereNot({ version_author_id: 'bench' }).limit(2000).pluck('id')) as string[];
+const servicePortfolios = (await platform
+  .db('entities')
+  .where({ type: 'portfolios' })
+  .whereNot({ version_author_id: 'bench' })
+  .limit(2000)
+  .pluck('id')) as string[];
 const plainPortfolios = (await platform.db('entities').where({ type: 'portfolios', version_author_id: 'bench' }).limit(2000).pluck('id')) as string[];
 
 const floor: Figures[] = [];
@@ -120,7 +134,12 @@ for (let round_ = 1; round_ <= ROUNDS; round_++) {
 
 const summary = rows.map((r) => {
   const pick = (list: Figures[], key: keyof Figures) => median(list.map((f) => f[key]));
-  const s = { rps: pick(r.service, 'rps'), p50_ms: pick(r.service, 'p50_ms'), p99_ms: pick(r.service, 'p99_ms'), errors: r.service.reduce((a, f) => a + f.errors, 0) };
+  const s = {
+    rps: pick(r.service, 'rps'),
+    p50_ms: pick(r.service, 'p50_ms'),
+    p99_ms: pick(r.service, 'p99_ms'),
+    errors: r.service.reduce((a, f) => a + f.errors, 0),
+  };
   const p = { rps: pick(r.plain, 'rps'), p50_ms: pick(r.plain, 'p50_ms'), p99_ms: pick(r.plain, 'p99_ms'), errors: r.plain.reduce((a, f) => a + f.errors, 0) };
   return { operation: r.operation, service: s, plain_pg: p, ratio: round(s.rps / p.rps), rounds: { service: r.service, plain_pg: r.plain } };
 });
@@ -134,11 +153,21 @@ const markdown = [
   '',
   '| operation | service req/s | p50 ms | p99 ms | plain pg ops/s | p50 ms | p99 ms | service / plain pg |',
   '|---|---|---|---|---|---|---|---|',
-  ...summary.map((r) => `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.ratio}× |`),
+  ...summary.map(
+    (r) =>
+      `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.ratio}× |`,
+  ),
   '',
   `For scale: \`GET /livez\` (routing, logging, no database) answers ${median(floor.map((f) => f.rps))} req/s here, so no operation of the HTTP interface can pass that rate on this machine.`,
   `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}.`,
-  `Target service ≥ 0.5× plain pg: ${summary.every((r) => r.ratio >= 0.5) ? 'met' : `not met (${summary.filter((r) => r.ratio < 0.5).map((r) => r.operation).join(', ')})`}.`,
+  `Target service ≥ 0.5× plain pg: ${
+    summary.every((r) => r.ratio >= 0.5)
+      ? 'met'
+      : `not met (${summary
+          .filter((r) => r.ratio < 0.5)
+          .map((r) => r.operation)
+          .join(', ')})`
+  }.`,
 ].join('\n');
 
 record('entity-store', { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, livez_rps: floor.map((f) => f.rps), results: summary }, markdown);

@@ -38,10 +38,15 @@ async function change(data: Doc): Promise<{ id: string; committed: number }> {
   const client = await pool.connect();
   try {
     await client.query('begin');
-    await client.query(
-      `insert into outbox (tenant_id, event_id, entity_id, subject, action, envelope, created_at) values ($1, $2, $3, $4, $5, $6, $7)`,
-      [platform.tenantId, event.envelope.id, event.entityId, event.envelope.subject, event.envelope.action, event.envelope, event.envelope.created],
-    );
+    await client.query(`insert into outbox (tenant_id, event_id, entity_id, subject, action, envelope, created_at) values ($1, $2, $3, $4, $5, $6, $7)`, [
+      platform.tenantId,
+      event.envelope.id,
+      event.entityId,
+      event.envelope.subject,
+      event.envelope.action,
+      event.envelope,
+      event.envelope.created,
+    ]);
     await client.query(`select pg_notify('outbox', '')`);
     await client.query('commit');
     return { id: event.envelope.id, committed: performance.now() };
@@ -70,10 +75,16 @@ for (let i = 0; i < total; i++) {
 await Promise.all(inFlight);
 const offered = round(total / ((performance.now() - started) / 1000));
 await until(() => commits.every((c) => received.has(c.id)), 30_000);
-const latencies = commits.map((c) => (received.get(c.id) ?? Number.NaN) - c.committed).filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
+const latencies = commits
+  .map((c) => (received.get(c.id) ?? Number.NaN) - c.committed)
+  .filter((l) => !Number.isNaN(l))
+  .sort((a, b) => a - b);
 const lastDelivery = Math.max(...commits.map((c) => received.get(c.id) ?? 0));
 await until(() => !mqttClient || commits.every((c) => viaMqtt.has(c.id)), 10_000);
-const mqttLatencies = commits.map((c) => (viaMqtt.get(c.id) ?? Number.NaN) - c.committed).filter((l) => !Number.isNaN(l)).sort((a, b) => a - b);
+const mqttLatencies = commits
+  .map((c) => (viaMqtt.get(c.id) ?? Number.NaN) - c.committed)
+  .filter((l) => !Number.isNaN(l))
+  .sort((a, b) => a - b);
 const steady = {
   offered_per_s: offered,
   delivered: latencies.length,
@@ -92,7 +103,9 @@ const backlogIds: string[] = [];
   const client = await pool.connect();
   await client.query('begin');
   for (let from = 0; from < BACKLOG; from += 1000) {
-    const rows = Array.from({ length: Math.min(1000, BACKLOG - from) }, (_, i) => envelope('portfolios', 'status-update', { id: `B${from + i}` }, new Date().toISOString(), `B${from + i}`));
+    const rows = Array.from({ length: Math.min(1000, BACKLOG - from) }, (_, i) =>
+      envelope('portfolios', 'status-update', { id: `B${from + i}` }, new Date().toISOString(), `B${from + i}`),
+    );
     backlogIds.push(...rows.map((r) => r.envelope.id));
     await client.query(
       `insert into outbox (tenant_id, event_id, entity_id, subject, action, envelope, created_at)
@@ -119,7 +132,11 @@ for (let round_ = 0; round_ < 3; round_++) {
     await Promise.all(
       Array.from({ length: Math.min(RELAY_BATCH, BACKLOG - from) }, () => {
         const id = newUlid();
-        return js.publish(subjects.tenantEvents('bench-raw'), JSON.stringify({ id, created: new Date().toISOString(), version: '1.0.0', subject: 'portfolios', action: 'status-update', data: {} }), { msgID: id });
+        return js.publish(
+          subjects.tenantEvents('bench-raw'),
+          JSON.stringify({ id, created: new Date().toISOString(), version: '1.0.0', subject: 'portfolios', action: 'status-update', data: {} }),
+          { msgID: id },
+        );
       }),
     );
   }

@@ -104,17 +104,32 @@ try {
   service = spawn(process.execPath, ['--import', 'tsx', 'data-service/src/main.ts'], {
     cwd: root,
     env: {
-      ...process.env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: platform.databaseUrl, NATS_URL: platform.natsUrl,
-      DUCKDB_PATH: join(work, 'data.duckdb'), REFERENCE_DIR: referenceDir, REFERENCE_RELOAD_MS: '0', LOG_LEVEL: 'warn',
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: platform.databaseUrl,
+      NATS_URL: platform.natsUrl,
+      DUCKDB_PATH: join(work, 'data.duckdb'),
+      REFERENCE_DIR: referenceDir,
+      REFERENCE_RELOAD_MS: '0',
+      LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('data service', async () => {
-    if (service!.exitCode !== null) throw new Error(`exited with ${service!.exitCode}`);
-    if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
-  }, 60_000);
-  const headers = { 'x-tenant-id': platform.tenantId, 'x-api-key': (await createApiKey(platform.db, platform.tenantId)).api_key, 'content-type': 'application/json' };
+  await waitFor(
+    'data service',
+    async () => {
+      if (service!.exitCode !== null) throw new Error(`exited with ${service!.exitCode}`);
+      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+    },
+    60_000,
+  );
+  const headers = {
+    'x-tenant-id': platform.tenantId,
+    'x-api-key': (await createApiKey(platform.db, platform.tenantId)).api_key,
+    'content-type': 'application/json',
+  };
   const post = async (body: unknown) => {
     const started = performance.now();
     const res = await fetch(`${url}/performance/future/`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -142,7 +157,9 @@ try {
     log(`${c.name}: over HTTP`);
     const inProcess = JSON.stringify(futurePerformanceAnswer(simulate(input, grid), input.quantiles));
     const first = await post(c.request);
-    checks.push(`${first.text === inProcess ? 'ok' : 'FAILED'}: ${c.name}: the HTTP answer is byte-identical to the in-process answer for the same seed (${(first.text.length / 1e6).toFixed(2)} MB)`);
+    checks.push(
+      `${first.text === inProcess ? 'ok' : 'FAILED'}: ${c.name}: the HTTP answer is byte-identical to the in-process answer for the same seed (${(first.text.length / 1e6).toFixed(2)} MB)`,
+    );
     const httpMs: number[] = [];
     for (let r = 0; r < c.reps; r++) httpMs.push((await post({ ...c.request, seed: r })).ms);
 
@@ -154,16 +171,28 @@ try {
       const nq = input.quantiles.length;
       const ours = Array.from(last!.values.subarray(last!.values.length - nq));
       const worst = Math.max(...ours.map((v, i) => Math.abs(v / numpy!.last[i]! - 1)));
-      checks.push(`${worst < 0.05 ? 'ok' : 'FAILED'}: ${c.name}: final quantiles of the engine and numpy within ${(100 * worst).toFixed(1)} % (${ours.map((v) => Math.round(v)).join(', ')} vs ${numpy.last.map((v) => Math.round(v)).join(', ')})`);
+      checks.push(
+        `${worst < 0.05 ? 'ok' : 'FAILED'}: ${c.name}: final quantiles of the engine and numpy within ${(100 * worst).toFixed(1)} % (${ours.map((v) => Math.round(v)).join(', ')} vs ${numpy.last.map((v) => Math.round(v)).join(', ')})`,
+      );
     }
     const engine = median(engineMs);
     const numpyMs = numpy ? median(numpy.times_ms) : undefined;
     rows.push({
-      case: c.name, label: c.label, steps: stepCount(grid), scenarios: input.scenarios, reps: c.reps,
-      engine_median_ms: round(engine, 1), engine_p90_ms: round(p90(engineMs), 1), answer_json_median_ms: round(median(answerMs), 1),
-      http_median_ms: round(median(httpMs), 1), http_p90_ms: round(p90(httpMs), 1), answer_bytes: first.text.length,
-      numpy_median_ms: numpyMs === undefined ? null : round(numpyMs, 1), numpy_version: numpy?.numpy ?? null,
-      engine_over_numpy: numpyMs === undefined ? null : round(engine / numpyMs, 2), http_over_numpy: numpyMs === undefined ? null : round(median(httpMs) / numpyMs, 2),
+      case: c.name,
+      label: c.label,
+      steps: stepCount(grid),
+      scenarios: input.scenarios,
+      reps: c.reps,
+      engine_median_ms: round(engine, 1),
+      engine_p90_ms: round(p90(engineMs), 1),
+      answer_json_median_ms: round(median(answerMs), 1),
+      http_median_ms: round(median(httpMs), 1),
+      http_p90_ms: round(p90(httpMs), 1),
+      answer_bytes: first.text.length,
+      numpy_median_ms: numpyMs === undefined ? null : round(numpyMs, 1),
+      numpy_version: numpy?.numpy ?? null,
+      engine_over_numpy: numpyMs === undefined ? null : round(engine / numpyMs, 2),
+      http_over_numpy: numpyMs === undefined ? null : round(median(httpMs) / numpyMs, 2),
       target_engine_over_numpy: c.target,
     });
   }

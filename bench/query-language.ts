@@ -24,7 +24,9 @@ function progress(label: string, done: number, total: number, started: number): 
   const width = 30;
   const filled = Math.round((done / total) * width);
   const rate = done / ((Date.now() - started) / 1000);
-  process.stdout.write(`\r[bench] ${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${Math.round(rate).toLocaleString('en')}/s`);
+  process.stdout.write(
+    `\r[bench] ${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${Math.round(rate).toLocaleString('en')}/s`,
+  );
   if (done === total) process.stdout.write('\n');
 }
 
@@ -80,7 +82,12 @@ const cases: Case[] = [
   {
     name: 'external_id lookup',
     query: (n) => `external_id eq 'ext-${(n % PORTFOLIOS) + 1}'`,
-    sql: (n) => [{ text: `select doc from entities where tenant_id = $1 and type = 'portfolios' and external_id = $2 and not deleted`, values: [tenant, `ext-${(n % PORTFOLIOS) + 1}`] }],
+    sql: (n) => [
+      {
+        text: `select doc from entities where tenant_id = $1 and type = 'portfolios' and external_id = $2 and not deleted`,
+        values: [tenant, `ext-${(n % PORTFOLIOS) + 1}`],
+      },
+    ],
     indexed: true,
   },
   {
@@ -169,10 +176,18 @@ async function planIndex(c: Case): Promise<string> {
     await client.query(`select set_config('app.tenant_id', $1, true), set_config('role', 'platform_tenant', true)`, [tenant]);
     let i = 1;
     const sql = where.sql.replace(/\?/g, () => `$${++i}`);
-    const { rows } = await client.query(`explain select e.id from entities e where e.tenant_id = $1 and e.type = 'portfolios' and not e.deleted and ${sql}`, [tenant, ...where.bindings]);
+    const { rows } = await client.query(`explain select e.id from entities e where e.tenant_id = $1 and e.type = 'portfolios' and not e.deleted and ${sql}`, [
+      tenant,
+      ...where.bindings,
+    ]);
     await client.query('rollback');
     const plan = rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
-    return plan.match(/Index (?:Only )?Scan using (\w+)|Bitmap Index Scan on (\w+)/)?.slice(1).find(Boolean) ?? 'none (sequential scan)';
+    return (
+      plan
+        .match(/Index (?:Only )?Scan using (\w+)|Bitmap Index Scan on (\w+)/)
+        ?.slice(1)
+        .find(Boolean) ?? 'none (sequential scan)'
+    );
   } finally {
     client.release();
   }
@@ -206,7 +221,15 @@ const summary = cases.map((c) => {
   const med = (list: Figures[], key: keyof Figures) => median(list.map((f) => f[key]));
   const http = { p50_ms: med(r.http, 'p50_ms'), p99_ms: med(r.http, 'p99_ms'), rps: med(r.http, 'rps') };
   const sql = { p50_ms: med(r.sql, 'p50_ms'), p99_ms: med(r.sql, 'p99_ms'), rps: med(r.sql, 'rps') };
-  return { query: c.name, http, sql, ratio_p50: round(http.p50_ms / sql.p50_ms), index: r.index, expects_index: c.indexed, errors: r.http.reduce((a, f) => a + f.errors, 0) };
+  return {
+    query: c.name,
+    http,
+    sql,
+    ratio_p50: round(http.p50_ms / sql.p50_ms),
+    index: r.index,
+    expects_index: c.indexed,
+    errors: r.http.reduce((a, f) => a + f.errors, 0),
+  };
 });
 
 const markdown = [
@@ -220,7 +243,14 @@ const markdown = [
   '|---|---|---|---|---|---|---|',
   ...summary.map((s) => `| ${s.query} | ${s.http.p50_ms} | ${s.http.p99_ms} | ${s.sql.p50_ms} | ${s.sql.p99_ms} | ${s.ratio_p50}× | ${s.index} |`),
   '',
-  `Target ≤ 1.5× hand-written SQL: ${summary.every((s) => s.ratio_p50 <= 1.5) ? 'met' : `not met (${summary.filter((s) => s.ratio_p50 > 1.5).map((s) => s.query).join(', ')})`}. Errors: ${summary.reduce((a, s) => a + s.errors, 0)}.`,
+  `Target ≤ 1.5× hand-written SQL: ${
+    summary.every((s) => s.ratio_p50 <= 1.5)
+      ? 'met'
+      : `not met (${summary
+          .filter((s) => s.ratio_p50 > 1.5)
+          .map((s) => s.query)
+          .join(', ')})`
+  }. Errors: ${summary.reduce((a, s) => a + s.errors, 0)}.`,
 ].join('\n');
 
 record('query-language', { portfolios: PORTFOLIOS, users: USERS, concurrency: CONCURRENCY, seconds: SECONDS, rounds: ROUNDS, results: summary }, markdown);

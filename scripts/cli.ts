@@ -48,7 +48,10 @@ async function withPool<T>(work: (pool: pg.Pool) => Promise<T>): Promise<void> {
 
 const program = new Command('cli').description('Platform administration: database, tenants, credentials, reference data.').showHelpAfterError();
 
-program.command('migrate').description('apply pending database migrations').action(() => withDb(async (db) => ({ applied: await migrateLatest(db) })));
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .action(() => withDb(async (db) => ({ applied: await migrateLatest(db) })));
 
 const tenant = program.command('tenant').description('tenants');
 tenant
@@ -59,7 +62,10 @@ tenant
   .action((id: string, o: { name?: string; brokerIntegration: 'CLIENT' | 'SERVICE' }) =>
     withDb((db) => createTenant(db, { id, name: o.name, brokerIntegration: o.brokerIntegration })),
   );
-tenant.command('list').description('list tenants').action(() => withDb((db) => listTenants(db)));
+tenant
+  .command('list')
+  .description('list tenants')
+  .action(() => withDb((db) => listTenants(db)));
 
 const accessKey = program.command('access-key').description('management access keys (machine clients)');
 accessKey
@@ -86,7 +92,7 @@ apiKey
 const destination = program.command('destination').description("a tenant's own message bus that receives its events");
 destination
   .command('set-mqtt <tenant> <url>')
-  .description('forward the tenant\'s events to an MQTT broker (QoS 1), e.g. mqtts://user:pass@broker:8883')
+  .description("forward the tenant's events to an MQTT broker (QoS 1), e.g. mqtts://user:pass@broker:8883")
   .option('--topic <topic>', 'topic to publish on (default tenants/<tenant>/events)')
   .action((tenantId: string, url: string, o: { topic?: string }) => {
     if (!/^mqtts?:\/\//.test(url)) throw new Error('The URL must start with mqtt:// or mqtts://.');
@@ -94,18 +100,23 @@ destination
   });
 destination
   .command('set-amqp <tenant> <url>')
-  .description('forward the tenant\'s events to an AMQP 0-9-1 exchange (publisher confirms), e.g. amqps://user:pass@broker/vhost')
+  .description("forward the tenant's events to an AMQP 0-9-1 exchange (publisher confirms), e.g. amqps://user:pass@broker/vhost")
   .requiredOption('--exchange <name>', 'exchange to publish to (it must exist)')
   .option('--routing-key <key>', 'routing key (default tenants.<tenant>.events)')
   .action((tenantId: string, url: string, o: { exchange: string; routingKey?: string }) => {
     if (!/^amqps?:\/\//.test(url)) throw new Error('The URL must start with amqp:// or amqps://.');
-    return withDb((db) => setDestination(db, { tenant_id: tenantId, kind: 'amqp', url, exchange: o.exchange, routing_key: o.routingKey ?? `tenants.${tenantId}.events` }));
+    return withDb((db) =>
+      setDestination(db, { tenant_id: tenantId, kind: 'amqp', url, exchange: o.exchange, routing_key: o.routingKey ?? `tenants.${tenantId}.events` }),
+    );
   });
 destination
   .command('remove <tenant>')
-  .description('stop forwarding the tenant\'s events')
+  .description("stop forwarding the tenant's events")
   .action((tenantId: string) => withDb(async (db) => ({ removed: await removeDestination(db, tenantId) })));
-destination.command('list').description('configured destinations').action(() => withDb((db) => listDestinations(db)));
+destination
+  .command('list')
+  .description('configured destinations')
+  .action(() => withDb((db) => listDestinations(db)));
 
 // The reference directory `npm start` uses (DUCKDB_PATH .data/data.duckdb → .data/reference).
 const defaultReferenceDir = () => process.env.REFERENCE_DIR ?? `${process.env.PLATFORM_DATA_DIR ?? '.data'}/reference`;
@@ -133,7 +144,9 @@ data
     });
     const deleted = await pruneReferenceFiles(dir, o.keep);
     const { size } = await stat(file);
-    console.log(JSON.stringify({ reference_file: file, bytes: size, seconds: (Date.now() - started) / 1000, ...summary, deleted_reference_files: deleted }, null, 2));
+    console.log(
+      JSON.stringify({ reference_file: file, bytes: size, seconds: (Date.now() - started) / 1000, ...summary, deleted_reference_files: deleted }, null, 2),
+    );
   });
 data
   .command('ingest')
@@ -141,43 +154,64 @@ data
   .requiredOption('--instruments <file>', 'one row per instrument: ISIN, NAME, TICKER, ASSET_CLASS, … (upper-case columns)')
   .option('--prices <file>', 'daily closes: ISIN, DATE, CLOSE')
   .option('--factors <file>', 'raw factor metrics: ISIN, VALUE, GROWTH, MOMENTUM, STABILITY, FINANCIAL_HEALTH, PROFITABILITY, SIZE, DIVIDEND')
-  .option('--universe <NAME=file>', 'a named universe (file with an ISIN column); repeatable; GLOBAL defaults to every instrument',
+  .option(
+    '--universe <NAME=file>',
+    'a named universe (file with an ISIN column); repeatable; GLOBAL defaults to every instrument',
     (value: string, all: Record<string, string>) => {
       const at = value.indexOf('=');
       if (at < 1 || at === value.length - 1) throw new InvalidArgumentError('Use --universe NAME=file, e.g. --universe ROBO=robo.csv.');
       return { ...all, [value.slice(0, at)]: value.slice(at + 1) };
-    }, {} as Record<string, string>)
+    },
+    {} as Record<string, string>,
+  )
   .option('--reference-dir <dir>', 'reference directory (default: REFERENCE_DIR or .data/reference)')
   .option('--rejects-dir <dir>', 'where the rejects files go (default: beside each input)')
   .option('--list-rejects <n>', 'rejected rows listed per file in the report', positiveInteger('--list-rejects'), 10)
   .option('--keep <n>', 'reference files to keep, the new one included', positiveInteger('--keep'), 3)
-  .action(async (o: { instruments: string; prices?: string; factors?: string; universe: Record<string, string>; referenceDir?: string; rejectsDir?: string; listRejects: number; keep: number }) => {
-    const progress = consoleProgress(process.stderr);
-    const started = Date.now();
-    try {
-      const report = await ingestReferenceData(
-        { instruments: o.instruments, prices: o.prices, factors: o.factors, universes: o.universe },
-        { referenceDir: o.referenceDir ?? defaultReferenceDir(), rejectsDir: o.rejectsDir, listRejects: o.listRejects, keep: o.keep, progress },
-      );
-      progress.finish();
-      for (const f of report.files) {
-        process.stderr.write(`${f.file}: ${f.accepted} of ${f.rows} rows accepted${f.rejected ? `, ${f.rejected} rejected (${f.rejects_file})` : ''}\n`);
+  .action(
+    async (o: {
+      instruments: string;
+      prices?: string;
+      factors?: string;
+      universe: Record<string, string>;
+      referenceDir?: string;
+      rejectsDir?: string;
+      listRejects: number;
+      keep: number;
+    }) => {
+      const progress = consoleProgress(process.stderr);
+      const started = Date.now();
+      try {
+        const report = await ingestReferenceData(
+          { instruments: o.instruments, prices: o.prices, factors: o.factors, universes: o.universe },
+          { referenceDir: o.referenceDir ?? defaultReferenceDir(), rejectsDir: o.rejectsDir, listRejects: o.listRejects, keep: o.keep, progress },
+        );
+        progress.finish();
+        for (const f of report.files) {
+          process.stderr.write(`${f.file}: ${f.accepted} of ${f.rows} rows accepted${f.rejected ? `, ${f.rejected} rejected (${f.rejects_file})` : ''}\n`);
+        }
+        process.stderr.write(
+          `published ${report.reference_file} in ${((Date.now() - started) / 1000).toFixed(1)} s; replicas switch to it at their next reload\n`,
+        );
+        console.log(JSON.stringify(report, null, 2));
+      } finally {
+        progress.finish();
       }
-      process.stderr.write(`published ${report.reference_file} in ${((Date.now() - started) / 1000).toFixed(1)} s; replicas switch to it at their next reload\n`);
-      console.log(JSON.stringify(report, null, 2));
-    } finally {
-      progress.finish();
-    }
-  });
+    },
+  );
 
-const universe = data.command('universe').description("a tenant's own universes, in the management database; every data-service replica serves a change from its next request");
+const universe = data
+  .command('universe')
+  .description("a tenant's own universes, in the management database; every data-service replica serves a change from its next request");
 const universeName = (name: string) => {
   if (!UNIVERSE_NAME.test(name)) throw new InvalidArgumentError('A universe name is 1 to 64 letters, digits, _ or -.');
   return name;
 };
 universe
   .command('set <tenant> <NAME> <file>')
-  .description("make the ISINs of <file> (one per line, or a CSV with an ISIN column) the members of the tenant's universe NAME, replacing its earlier members; every ISIN is checked and nothing is written when one is bad")
+  .description(
+    "make the ISINs of <file> (one per line, or a CSV with an ISIN column) the members of the tenant's universe NAME, replacing its earlier members; every ISIN is checked and nothing is written when one is bad",
+  )
   .action(async (tenantId: string, name: string, file: string) => {
     universeName(name);
     const isins = parseUniverseMembers(await readFile(file, 'utf8'));
@@ -192,7 +226,12 @@ universe
   .action((tenantId: string, name: string) => {
     universeName(name);
     return withPool(async (pool) => {
-      const { result, version } = await writeTenantData(pool, tenantId, (client) => removeUniversePg(client, tenantId, name), (n) => n > 0);
+      const { result, version } = await writeTenantData(
+        pool,
+        tenantId,
+        (client) => removeUniversePg(client, tenantId, name),
+        (n) => n > 0,
+      );
       return { tenant: tenantId, universe: name, removed: result, ...(version === undefined ? {} : { version }) };
     });
   });

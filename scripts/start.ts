@@ -44,9 +44,7 @@ async function stopAll(code: number): Promise<void> {
   if (stopping) return;
   stopping = { code };
   log('stopping');
-  await Promise.all(
-    [...running].map(([name, child]) => stopProcess(child, { name, signal: 'SIGTERM', graceMs: SERVICE_STOP_MS, log }).catch(() => undefined)),
-  );
+  await Promise.all([...running].map(([name, child]) => stopProcess(child, { name, signal: 'SIGTERM', graceMs: SERVICE_STOP_MS, log }).catch(() => undefined)));
   await nats?.stop().catch((error) => log(`nats-server: ${(error as Error).message}`));
   await postgres?.stop().catch((error) => log(`postgres: ${(error as Error).message}`));
   process.exit(code);
@@ -182,7 +180,9 @@ function onServiceExit(service: Service, exit: Exit): void {
     return;
   }
   restarts.set(service.name, [...earlier.filter((t) => now - t < RESTARTS.windowMs), now]);
-  log(`${service.name} exited (${how}); restarting it (restart ${(restarts.get(service.name) ?? []).length} of at most ${RESTARTS.limit} within ${RESTARTS.windowMs / 1000} s)`);
+  log(
+    `${service.name} exited (${how}); restarting it (restart ${(restarts.get(service.name) ?? []).length} of at most ${RESTARTS.limit} within ${RESTARTS.windowMs / 1000} s)`,
+  );
   startService(service);
   void waitFor(`${service.name} at ${service.url}/readyz`, () => readyz(service.url), 60_000).then(
     () => !stopping && log(`${service.name} is ready again`),
@@ -201,7 +201,13 @@ try {
   let natsUrl = process.env.NATS_URL;
   if (!natsUrl) {
     log(`starting nats-server with JetStream (data in ${DATA}/nats)`);
-    nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), mqttPort: Number(process.env.MQTT_PORT ?? 1883), dir: `${DATA}/nats`, name: 'platform-dev', log });
+    nats = await startNatsServer({
+      port: Number(process.env.NATS_PORT ?? 4222),
+      mqttPort: Number(process.env.MQTT_PORT ?? 1883),
+      dir: `${DATA}/nats`,
+      name: 'platform-dev',
+      log,
+    });
     stopWhenExited('nats-server', nats.exited);
     natsUrl = nats.url;
   }
@@ -211,10 +217,20 @@ try {
   chmodSync(platformFile, 0o600);
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, HOST: process.env.HOST ?? '127.0.0.1' };
   const services: Service[] = [
-    { name: 'management', entry: 'management-service/src/main.ts', url: `http://127.0.0.1:${MANAGEMENT_PORT}`, env: { ...common, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' } },
+    {
+      name: 'management',
+      entry: 'management-service/src/main.ts',
+      url: `http://127.0.0.1:${MANAGEMENT_PORT}`,
+      env: { ...common, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' },
+    },
     // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
     // `npm run cli -- data ingest` reuse or replace it.
-    { name: 'data', entry: 'data-service/src/main.ts', url: `http://127.0.0.1:${DATA_PORT}`, env: { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' } },
+    {
+      name: 'data',
+      entry: 'data-service/src/main.ts',
+      url: `http://127.0.0.1:${DATA_PORT}`,
+      env: { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' },
+    },
   ];
   for (const service of services) startService(service);
   for (const service of services) await waitFor(`${service.url}/readyz`, () => readyz(service.url), 60_000);

@@ -52,7 +52,10 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
     let natsUrl = process.env.NATS_URL;
     let mqttUrl: string | undefined;
     if (!natsUrl) {
-      const nats = resources.add(await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }), (n) => n.stop());
+      const nats = resources.add(
+        await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }),
+        (n) => n.stop(),
+      );
       natsUrl = nats.url;
       mqttUrl = nats.mqttUrl;
     }

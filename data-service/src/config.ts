@@ -7,17 +7,43 @@ export const dataSettings = {
   PORT: { description: 'HTTP port', default: 8081, parse: parsers.integer(0, 65535) },
   DUCKDB_PATH: { description: 'DuckDB database file of this replica (tenant data), e.g. .data/data.duckdb', required: true, parse: parsers.string },
   REFERENCE_DIR: {
-    description: 'directory of reference files (reference-<version>.duckdb, written by `npm run cli -- data ingest`); the newest is attached; default: `reference/` beside DUCKDB_PATH',
+    description:
+      'directory of reference files (reference-<version>.duckdb, written by `npm run cli -- data ingest`); the newest is attached; default: `reference/` beside DUCKDB_PATH',
     parse: parsers.string,
   },
-  REFERENCE_RELOAD_MS: { description: 'how often to look for a newer reference file (0: only at start)', default: 10_000, parse: parsers.integer(0, 86_400_000) },
-  SAMPLE_DATA: { description: 'when REFERENCE_DIR holds no reference file, generate the labelled sample universe into it (otherwise start with an empty one)', default: false, parse: parsers.boolean },
+  REFERENCE_RELOAD_MS: {
+    description: 'how often to look for a newer reference file (0: only at start)',
+    default: 10_000,
+    parse: parsers.integer(0, 86_400_000),
+  },
+  SAMPLE_DATA: {
+    description: 'when REFERENCE_DIR holds no reference file, generate the labelled sample universe into it (otherwise start with an empty one)',
+    default: false,
+    parse: parsers.boolean,
+  },
   SAMPLE_INSTRUMENTS: { description: 'instruments of the generated sample universe', default: 5_000, parse: parsers.integer(10, 1_000_000) },
   SAMPLE_YEARS: { description: 'years of daily prices of the generated sample universe', default: 10, parse: parsers.integer(1, 30) },
-  DATABASE_URL: { description: 'Postgres URL of the management database: reads tenants and API keys, reads and writes its data_* tables (tenant data)', required: true, secret: true, parse: parsers.url('postgres', 'postgresql') },
-  IDEMPOTENCY_RETENTION_DAYS: { description: "days a custom-data write's answer is kept for replay under its Idempotency-Key (the management service's job removes expired keys)", default: 7, parse: parsers.integer(1, 365) },
-  IDEMPOTENCY_WAIT_MS: { description: 'how long a write waits for a running one with the same Idempotency-Key before answering 409', default: 5_000, parse: parsers.integer(0, 60_000) },
-  DATABASE_POOL_MAX: { description: 'largest number of Postgres connections (every request reads its tenant\'s data version)', default: 10, parse: parsers.integer(1, 500) },
+  DATABASE_URL: {
+    description: 'Postgres URL of the management database: reads tenants and API keys, reads and writes its data_* tables (tenant data)',
+    required: true,
+    secret: true,
+    parse: parsers.url('postgres', 'postgresql'),
+  },
+  IDEMPOTENCY_RETENTION_DAYS: {
+    description: "days a custom-data write's answer is kept for replay under its Idempotency-Key (the management service's job removes expired keys)",
+    default: 7,
+    parse: parsers.integer(1, 365),
+  },
+  IDEMPOTENCY_WAIT_MS: {
+    description: 'how long a write waits for a running one with the same Idempotency-Key before answering 409',
+    default: 5_000,
+    parse: parsers.integer(0, 60_000),
+  },
+  DATABASE_POOL_MAX: {
+    description: "largest number of Postgres connections (every request reads its tenant's data version)",
+    default: 10,
+    parse: parsers.integer(1, 500),
+  },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   API_KEY_CACHE_MS: {
     description: 'how long the tenant and id an API key names are cached (revocation is checked every TOKEN_REVOCATION_CHECK_MS regardless)',
@@ -25,23 +51,31 @@ export const dataSettings = {
     parse: parsers.integer(0, 3_600_000),
   },
   TOKEN_REVOCATION_CHECK_MS: {
-    description: "how often each replica reads a tenant's revoked API keys and state: a revoked key or a disabled tenant is refused within this bound (0: read on every request)",
+    description:
+      "how often each replica reads a tenant's revoked API keys and state: a revoked key or a disabled tenant is refused within this bound (0: read on every request)",
     default: 5_000,
     parse: parsers.integer(0, 60_000),
   },
-  BODY_LIMIT_BYTES: { description: 'largest accepted request body (reference queries of 100,000 ISINs are about 1.6 MB)', default: 8 * 1_048_576, parse: parsers.integer(1024, 1024 * 1_048_576) },
+  BODY_LIMIT_BYTES: {
+    description: 'largest accepted request body (reference queries of 100,000 ISINs are about 1.6 MB)',
+    default: 8 * 1_048_576,
+    parse: parsers.integer(1024, 1024 * 1_048_576),
+  },
   SIMULATION_MAX_CELLS: {
-    description: 'largest scenarios × steps × asset classes of one future performance simulation (10,000 scenarios × 30 years of daily steps × 2 classes is 219 million; about 25 ns each here)',
+    description:
+      'largest scenarios × steps × asset classes of one future performance simulation (10,000 scenarios × 30 years of daily steps × 2 classes is 219 million; about 25 ns each here)',
     default: 250_000_000,
     parse: parsers.integer(1, 10_000_000_000),
   },
   SIMULATION_THREADS: {
-    description: 'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile, and a started run cannot be stopped)',
+    description:
+      'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile, and a started run cannot be stopped)',
     default: 1,
     parse: parsers.integer(0, 256),
   },
   SIMULATION_QUEUE_PER_TENANT: {
-    description: "future performance simulations one tenant may have waiting for a worker thread (beyond them: 429 rate_limited); the threads take the tenants' waiting runs in turn",
+    description:
+      "future performance simulations one tenant may have waiting for a worker thread (beyond them: 429 rate_limited); the threads take the tenants' waiting runs in turn",
     default: 4,
     parse: parsers.integer(1, 10_000),
   },

@@ -35,7 +35,12 @@ describe('Arrow from DuckDB result chunks', () => {
     const expected = (await conn.runAndReadAll(sql)).getRowObjectsJson();
     const result = await conn.stream(sql);
     const names = result.columnNames();
-    const table = tableFromIPC(await resultToArrowStream(result, names.map((name) => ({ name }))));
+    const table = tableFromIPC(
+      await resultToArrowStream(
+        result,
+        names.map((name) => ({ name })),
+      ),
+    );
     const types = typesOf(table);
     const actual = table.toArray().map((row) => Object.fromEntries(names.map((n) => [n, asJson(row[n], types[n]!)])));
     return { table, expected, actual };
@@ -82,7 +87,10 @@ describe('reference data as Arrow', () => {
     a = dataClient(platform.dataUrl, await platform.tenant(TENANT_A));
     const up = await a.post('/data/custom/reference/batch/', {
       data: [
-        { instrument_id: 'US0378331005', reference_data: { esg_score: 6.1, restricted: false, mixed: 7.4, note: 'long enough to leave the inline bytes', price: 1.25, name: 'Apple (house)' } },
+        {
+          instrument_id: 'US0378331005',
+          reference_data: { esg_score: 6.1, restricted: false, mixed: 7.4, note: 'long enough to leave the inline bytes', price: 1.25, name: 'Apple (house)' },
+        },
         { instrument_id: 'IE00B4L5Y983', reference_data: { esg_score: 7, restricted: true, mixed: 'A', nothing: null, price_date: '2020-02-29' } },
         { instrument_id: 'DE0005140008', reference_data: { mixed: true, note: 'ok', ter: 0.5 } },
         { instrument_id: 'NL0010273215', reference_data: { price: null } },

@@ -58,7 +58,10 @@ describe('data service access', () => {
     const spare = await createApiKey(platform.database.db, c.tenantId);
     const asC = { 'x-tenant-id': c.tenantId, 'x-api-key': c.apiKey };
     const batch = (headers: Record<string, string>, value: number) =>
-      call(`${platform.dataUrl}/data/custom/reference/batch/`, { body: { data: [{ instrument_id: 'US0378331005', reference_data: { esg: value } }] }, headers });
+      call(`${platform.dataUrl}/data/custom/reference/batch/`, {
+        body: { data: [{ instrument_id: 'US0378331005', reference_data: { esg: value } }] },
+        headers,
+      });
     assert.equal((await ask(asC)).status, 200);
     assert.equal((await batch(asC, 1)).status, 200);
     const id = (await platform.database.db('api_keys').where({ tenant_id: c.tenantId }).whereNot({ id: spare.api_key_id }).first('id')).id;
@@ -74,7 +77,10 @@ describe('data service access', () => {
 
   it('validates bodies against the contract after authentication', async () => {
     assertProblem(await call(`${platform.dataUrl}/data/reference/query/`, { body: { fields: 'NAME' } }), 401, 'unauthenticated');
-    const res = await call(`${platform.dataUrl}/data/reference/query/`, { body: { fields: 'NAME' }, headers: { 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey } });
+    const res = await call(`${platform.dataUrl}/data/reference/query/`, {
+      body: { fields: 'NAME' },
+      headers: { 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey },
+    });
     assertProblem(res, 422, 'validation_failed');
     const locs = res.body.errors.map((e: { loc: string[] }) => e.loc.join('.'));
     assert.ok(locs.includes('body.instrument_ids'), locs.join());

@@ -26,7 +26,14 @@ describe('custom reference CSV parsing', () => {
     assert.deepEqual(parseCustomReferenceCsv(text), {
       keys: ['note', 'score'],
       rows: [
-        { row: 2, isin: 'US0378331005', values: [['note', 'a, b "quoted"\nsecond line'], ['score', 1]] },
+        {
+          row: 2,
+          isin: 'US0378331005',
+          values: [
+            ['note', 'a, b "quoted"\nsecond line'],
+            ['score', 1],
+          ],
+        },
         { row: 3, isin: 'IE00B4L5Y983', values: [['score', 2]] },
       ],
     });
@@ -112,7 +119,12 @@ describe('custom reference data', () => {
   });
 
   it('refuses a value that cannot override its reference field, and a body against the contract', async () => {
-    const wrong = await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { esg: 1 } }, { instrument_id: 'US0378331005', reference_data: { price_date: '2025-02-30' } }] });
+    const wrong = await a.post(BATCH, {
+      data: [
+        { instrument_id: 'US0378331005', reference_data: { esg: 1 } },
+        { instrument_id: 'US0378331005', reference_data: { price_date: '2025-02-30' } },
+      ],
+    });
     assertProblem(wrong, 422, 'validation_failed');
     assert.deepEqual(wrong.body.errors[0].loc, ['body', 'data', 1, 'reference_data', 'price_date']);
     assertProblem(await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { price: 'cheap' } }] }), 422, 'validation_failed');
@@ -122,7 +134,10 @@ describe('custom reference data', () => {
     assertProblem(await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { '1bad': 1 } }] }), 422, 'validation_failed');
     assertProblem(await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { nested: { a: 1 } } }] }), 422, 'validation_failed');
     // Text fields take any value, read back as its text.
-    assert.equal((await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { ticker: 123, price: 2, price_date: '2024-02-29' } }] })).status, 200);
+    assert.equal(
+      (await a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { ticker: 123, price: 2, price_date: '2024-02-29' } }] })).status,
+      200,
+    );
   });
 
   it('queries by instrument and key; only instruments with a selected value appear; an unknown key is 422 unknown_field', async () => {
@@ -149,7 +164,10 @@ describe('custom reference data', () => {
         { instrument_id: 'IE00B4L5Y983', reference_data: { note: 'm', rating: 'B' } },
       ],
     });
-    assert.deepEqual((await a.post(REMOVE, { instrument_ids: ['US0378331005', 'NL0010273215'], keys: ['note', 'unknown_key'] })).body, { data: { removed: 1 }, meta: null });
+    assert.deepEqual((await a.post(REMOVE, { instrument_ids: ['US0378331005', 'NL0010273215'], keys: ['note', 'unknown_key'] })).body, {
+      data: { removed: 1 },
+      meta: null,
+    });
     assert.deepEqual((await a.post(REMOVE, { instrument_ids: ['US0378331005'], keys: ['note'] })).body.data, { removed: 0 });
     assert.deepEqual((await a.post(REMOVE, { instrument_ids: ['IE00B4L5Y983'] })).body.data, { removed: 2 });
     assert.deepEqual(await everything(a), { US0378331005: { esg_score: 6.1, rating: 'A' } });
@@ -168,11 +186,19 @@ describe('custom reference data', () => {
       i % 5 === 4
         ? a.post(REMOVE, { instrument_ids: ['US0378331005'], keys: ['b'] })
         : i % 2 === 0
-          ? a.post(BATCH, { data: [{ instrument_id: 'US0378331005', reference_data: { a: i, b: i } }, { instrument_id: 'IE00B4L5Y983', reference_data: { a: i } }] })
+          ? a.post(BATCH, {
+              data: [
+                { instrument_id: 'US0378331005', reference_data: { a: i, b: i } },
+                { instrument_id: 'IE00B4L5Y983', reference_data: { a: i } },
+              ],
+            })
           : a.postText(CSV, `instrument_id,a,b\nUS0378331005,${i},${i}\n`, 'text/csv'),
     );
     const statuses = (await Promise.all(writes)).map((r) => r.status);
-    assert.deepEqual(statuses, writes.map(() => 200));
+    assert.deepEqual(
+      statuses,
+      writes.map(() => 200),
+    );
     const data = await everything(a);
     assert.equal(typeof data.US0378331005.a, 'number');
     assert.equal(typeof data.IE00B4L5Y983.a, 'number');

@@ -32,7 +32,10 @@ describe('data interface fuzz: hostile requests to every operation of the contra
           universe_name: fc.constantFrom('GLOBAL', 'ROBO', 'DEFAULT', 'NOPE'),
           instrument_universe: fc.constantFrom(undefined, 'ROBO', 'GLOBAL'),
           normalization_universe: fc.constantFrom(undefined, 'GLOBAL'),
-          fields: op.operationId === 'getXrayUniverse' ? fc.subarray(['VALUE_STARS', 'GROWTH_STARS', 'QUALITY_STARS', 'NOPE'], { minLength: 1 }) : fc.subarray(['NAME', 'PRICE', 'PRICE_DATE', 'ASSET_CLASS', 'NOPE'], { minLength: 1 }),
+          fields:
+            op.operationId === 'getXrayUniverse'
+              ? fc.subarray(['VALUE_STARS', 'GROWTH_STARS', 'QUALITY_STARS', 'NOPE'], { minLength: 1 })
+              : fc.subarray(['NAME', 'PRICE', 'PRICE_DATE', 'ASSET_CLASS', 'NOPE'], { minLength: 1 }),
         },
         headerValues: { accept: fc.constantFrom(undefined, 'application/json', 'application/vnd.apache.arrow.stream', 'application/octet-stream', '*/*') },
       });

@@ -36,9 +36,15 @@ describe('data interface: hostile input is a 4xx problem and changes nothing', (
     for (const value of ['\\ud800', 'a\\u0000b', 'ok\\udc00']) {
       const res = await raw(BATCH, `{"data": [{"instrument_id": "US0378331005", "reference_data": {"note": "changed", "esg": "${value}"}}]}`);
       assertProblem(res, 422, 'validation_failed');
-      assert.deepEqual(res.body.errors.map((e: { loc: unknown }) => e.loc), [['body', 'data', 0, 'reference_data', 'esg']], value);
+      assert.deepEqual(
+        res.body.errors.map((e: { loc: unknown }) => e.loc),
+        [['body', 'data', 0, 'reference_data', 'esg']],
+        value,
+      );
     }
-    const keyed = await raw(BATCH, '{"data": [{"instrument_id": "US0378331005", "reference_data": {"note": "\\ud800"}}]}', { 'idempotency-key': 'surrogate-1' });
+    const keyed = await raw(BATCH, '{"data": [{"instrument_id": "US0378331005", "reference_data": {"note": "\\ud800"}}]}', {
+      'idempotency-key': 'surrogate-1',
+    });
     assertProblem(keyed, 422, 'validation_failed');
     assert.deepEqual(await stored(), { US0378331005: { note: 'kept' } });
   });
@@ -56,7 +62,10 @@ describe('data interface: hostile input is a 4xx problem and changes nothing', (
   it('a query parameter holding NUL: 400 invalid_parameter at the parameter', async () => {
     const res = await client.get(`/data/reference/universe/?universe_name=GLOBAL&fields=NAME&fields_extra=${encodeURIComponent('no\u0000te')}`);
     assertProblem(res, 400, 'invalid_parameter');
-    assert.deepEqual(res.body.errors.map((e: { loc: unknown }) => e.loc), [['query', 'fields_extra']]);
+    assert.deepEqual(
+      res.body.errors.map((e: { loc: unknown }) => e.loc),
+      [['query', 'fields_extra']],
+    );
   });
 
   it('a body that does not decompress as its Content-Encoding says: 400 malformed_json; an unknown encoding: 415', async () => {

@@ -26,7 +26,10 @@ describe('Idempotency-Key on custom-data writes (docs/adr/0010-idempotency-key.m
     const before = await version();
     const body = { data: [{ instrument_id: 'US0378331005', reference_data: { esg_score: 7, note: 'one' } }] };
     const answers = await Promise.all(Array.from({ length: 20 }, () => client.post(BATCH, body, { 'Idempotency-Key': 'same-20' })));
-    assert.deepEqual(answers.map((a) => a.status), Array(20).fill(200));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(20).fill(200),
+    );
     assert.equal(new Set(answers.map((a) => a.text)).size, 1);
     assert.deepEqual(answers[0]!.body, { data: { upserted: 2 }, meta: null });
     assert.equal(answers.filter((a) => a.headers.get('idempotency-replayed') === null).length, 1);

@@ -32,16 +32,31 @@ describe('ingest: ISINs and row rules', () => {
     assert.equal(isinCheckDigit('US037833100'), 5);
     assert.match(isinProblem('US0378331006')!, /check digit 6, expected 5/);
     assert.match(isinProblem('DE0007164601')!, /expected 0/);
-    for (const malformed of ['US037833100', 'US03783310055', 'U10378331005', 'us0378331005', 'US037833100X', 'US-378331005']) assert.match(isinProblem(malformed)!, /is not two letters/, malformed);
+    for (const malformed of ['US037833100', 'US03783310055', 'U10378331005', 'us0378331005', 'US037833100X', 'US-378331005'])
+      assert.match(isinProblem(malformed)!, /is not two letters/, malformed);
     assert.equal(isinProblem(''), 'ISIN is missing');
     assert.equal(isValidIsin('US0378331005'), true);
   });
 
   it('checks instrument rows: required fields, codes, numbers, fractions, dates, duplicates', () => {
     const check = instrumentValidator();
-    const ok = check({ ISIN: ' us0378331005 ', NAME: 'Apple Inc.', ASSET_CLASS: 'equity', CURRENCY: 'usd', PRICE: '213.490', DIVIDEND_YIELD: '0.0045', PRICE_DATE: '2026-11-20' }, 1);
+    const ok = check(
+      {
+        ISIN: ' us0378331005 ',
+        NAME: 'Apple Inc.',
+        ASSET_CLASS: 'equity',
+        CURRENCY: 'usd',
+        PRICE: '213.490',
+        DIVIDEND_YIELD: '0.0045',
+        PRICE_DATE: '2026-11-20',
+      },
+      1,
+    );
     assert.ok('row' in ok);
-    assert.deepEqual([ok.row.isin, ok.row.asset_class, ok.row.currency, ok.row.price, ok.row.dividend_yield, ok.row.ter], ['US0378331005', 'EQUITY', 'USD', '213.490', 0.0045, null]);
+    assert.deepEqual(
+      [ok.row.isin, ok.row.asset_class, ok.row.currency, ok.row.price, ok.row.dividend_yield, ok.row.ter],
+      ['US0378331005', 'EQUITY', 'USD', '213.490', 0.0045, null],
+    );
     const reason = (raw: Record<string, string | null>) => {
       const r = instrumentValidator()(raw, 1);
       return 'reason' in r ? r.reason : undefined;
@@ -75,16 +90,19 @@ describe('ingest: ISINs and row rules', () => {
         ('US0378331005', '2026-11-20', '-3'), ('US0378331005', '2026-11-20', 'abc'), ('US0378331005', '2026-11-20', '212'), ('us0378331005', '2026-11-19', '211'), (null, '2026-11-19', '1')`);
       return run(`select rid, reason from (${priceChecksSql('stage', 'instruments')}) order by rid`);
     });
-    assert.deepEqual(rows.map((r) => r.reason), [
-      null,
-      'ISIN US0378331006 is not among the accepted instruments',
-      "DATE '2026-11-31' is not a date (YYYY-MM-DD)",
-      "CLOSE '-3' is not a positive number",
-      "CLOSE 'abc' is not a positive number",
-      null,
-      'duplicate ISIN and DATE (first at row 1)',
-      'ISIN is missing',
-    ]);
+    assert.deepEqual(
+      rows.map((r) => r.reason),
+      [
+        null,
+        'ISIN US0378331006 is not among the accepted instruments',
+        "DATE '2026-11-31' is not a date (YYYY-MM-DD)",
+        "CLOSE '-3' is not a positive number",
+        "CLOSE 'abc' is not a positive number",
+        null,
+        'duplicate ISIN and DATE (first at row 1)',
+        'ISIN is missing',
+      ],
+    );
   });
 });
 
@@ -100,7 +118,13 @@ describe('ingest: progress on a terminal and in logs', () => {
     for (const fraction of [0, 0.05, 0.12, 0.15, 0.5, 1]) progress({ step: 'prices: reading', fraction });
     progress({ step: 'writing the reference file' });
     progress.finish();
-    assert.deepEqual(out, ['prices: reading 0 %\n', 'prices: reading 12 %\n', 'prices: reading 50 %\n', 'prices: reading 100 %\n', 'writing the reference file\n']);
+    assert.deepEqual(out, [
+      'prices: reading 0 %\n',
+      'prices: reading 12 %\n',
+      'prices: reading 50 %\n',
+      'prices: reading 100 %\n',
+      'writing the reference file\n',
+    ]);
   });
 
   it('redraws one bar per step on a terminal', () => {
@@ -145,13 +169,16 @@ async function writeFixtures(dir: string) {
     await run(`copy p to '${prices}' (format parquet)`);
   });
   const factors = join(dir, 'factors.csv');
-  await writeFile(factors, `ISIN,VALUE,GROWTH,MOMENTUM,STABILITY,FINANCIAL_HEALTH,PROFITABILITY,SIZE,DIVIDEND
+  await writeFile(
+    factors,
+    `ISIN,VALUE,GROWTH,MOMENTUM,STABILITY,FINANCIAL_HEALTH,PROFITABILITY,SIZE,DIVIDEND
 US0378331005,0.031,0.08,0.12,4.1,3.2,0.45,28.8,0.0045
 DE0007164600,0.028,,0.05,3.5,2.9,0.2,26.2,0.011
 FR0000120271,0.09,0.01,0.02,3.0,2.5,0.15,25.7,0.05
 IE00B4L5Y983,,,0.1,6.2,,,,0
 GB0002374006,cheap,0.02,0.0,3.9,2.2,0.3,24.8,0.03
-`);
+`,
+  );
   const robo = join(dir, 'robo.csv');
   await writeFile(robo, 'ISIN\nIE00B4L5Y983\nUS0378331006\n');
   return { instruments, prices, factors, robo };
@@ -183,15 +210,24 @@ describe('ingest: vendor files to a reference file', function () {
       { row: 7, reason: 'DIVIDEND_YIELD 2.1 is out of range (a fraction: 0.021 is 2.1 %)' },
     ]);
     assert.deepEqual(instruments!.ignored_columns, ['VENDOR_CODE']);
-    assert.deepEqual(prices!.rejects.map((r) => r.row), [11, 12, 13, 14]);
+    assert.deepEqual(
+      prices!.rejects.map((r) => r.row),
+      [11, 12, 13, 14],
+    );
     assert.match(prices!.rejects[1]!.reason, /DATE '2026-11-21x' is not a date/);
     assert.match(prices!.rejects[2]!.reason, /duplicate ISIN and DATE \(first at row 10\)/);
-    assert.deepEqual(factors!.rejects.map((r) => [r.row, r.reason]), [
-      [3, 'ISIN FR0000120271 is not among the accepted instruments'],
-      [5, "VALUE 'cheap' is not a number"],
-    ]);
+    assert.deepEqual(
+      factors!.rejects.map((r) => [r.row, r.reason]),
+      [
+        [3, 'ISIN FR0000120271 is not among the accepted instruments'],
+        [5, "VALUE 'cheap' is not a number"],
+      ],
+    );
     assert.deepEqual(robo!.rejects, [{ row: 2, reason: 'ISIN US0378331006 has check digit 6, expected 5' }]);
-    assert.ok(events.some((s) => s.startsWith('prices: checking')), events.join(' | '));
+    assert.ok(
+      events.some((s) => s.startsWith('prices: checking')),
+      events.join(' | '),
+    );
 
     // The rejects file lists every refused row with its values as read.
     const rejectsCsv = await readFile(instruments!.rejects_file!, 'utf8');
@@ -201,10 +237,16 @@ describe('ingest: vendor files to a reference file', function () {
     assert.match(rejectsCsv, /^7,DIVIDEND_YIELD 2.1 is out of range .*,FR0000120271,TotalEnergies SE/m);
     assert.ok(existsSync(`${f.prices}.rejects.csv`));
 
-    const published = await readPublished(report.reference_file, `select i.isin, i.name, i.asset_class, i.currency, i.country, i.price::varchar as price, i.price_date::varchar as price_date,
+    const published = await readPublished(
+      report.reference_file,
+      `select i.isin, i.name, i.asset_class, i.currency, i.country, i.price::varchar as price, i.price_date::varchar as price_date,
         (select count(*)::int from prices p where p.isin = i.isin) as closes, f.value, f.growth
-      from instruments i left join factor_metrics f using (isin) order by isin`);
-    assert.deepEqual(published.map((r) => r.isin), GOOD_INSTRUMENTS);
+      from instruments i left join factor_metrics f using (isin) order by isin`,
+    );
+    assert.deepEqual(
+      published.map((r) => r.isin),
+      GOOD_INSTRUMENTS,
+    );
     const byIsin = Object.fromEntries(published.map((r) => [r.isin, r]));
     assert.deepEqual([byIsin.US0378331005!.price, byIsin.US0378331005!.closes], ['213.490000', 5]);
     // SAP came without a price: it gets its last close.
@@ -244,11 +286,17 @@ describe('ingest: vendor files to a reference file', function () {
     // A CSV line with more fields than the header fails the file, naming the line when DuckDB reads it.
     const ragged = join(dir, 'ragged.csv');
     await writeFile(ragged, `ISIN,NAME\n${'US0378331005,Apple Inc.\n'.repeat(30_000)}DE0007164600,SAP,extra\n`);
-    await assert.rejects(ingestReferenceData({ instruments: ragged }, { referenceDir }), /ragged.csv cannot be read: .*CSV Error on Line: 30002\nOriginal Line: DE0007164600,SAP,extra/);
+    await assert.rejects(
+      ingestReferenceData({ instruments: ragged }, { referenceDir }),
+      /ragged.csv cannot be read: .*CSV Error on Line: 30002\nOriginal Line: DE0007164600,SAP,extra/,
+    );
     await writeFile(ragged, 'ISIN,NAME\nUS0378331005,"Apple, Inc."\nDE0007164600,SAP,extra\n');
     await assert.rejects(ingestReferenceData({ instruments: ragged }, { referenceDir }), /more or fewer fields than the header/);
     await assert.rejects(ingestReferenceData({ instruments: noName, universes: { 'bad name': noName } }, { referenceDir }), /not a code like ROBO/);
-    assert.deepEqual((await readdir(referenceDir).catch(() => [])).filter((n) => n.endsWith('.duckdb')), []);
+    assert.deepEqual(
+      (await readdir(referenceDir).catch(() => [])).filter((n) => n.endsWith('.duckdb')),
+      [],
+    );
   });
 
   it('keeps the newest reference files and deletes the older ones', async () => {
@@ -261,7 +309,10 @@ describe('ingest: vendor files to a reference file', function () {
       await new Promise((r) => setTimeout(r, 5));
     }
     assert.deepEqual(await pruneReferenceFiles(referenceDir, 2), published.slice(0, 2));
-    assert.deepEqual((await readdir(referenceDir)).sort(), published.slice(2).map((p) => p.slice(referenceDir.length + 1)));
+    assert.deepEqual(
+      (await readdir(referenceDir)).sort(),
+      published.slice(2).map((p) => p.slice(referenceDir.length + 1)),
+    );
   });
 
   it('a running data service switches to a newly ingested file without a restart, answering throughout', async () => {
@@ -270,13 +321,19 @@ describe('ingest: vendor files to a reference file', function () {
     const first = await ingestReferenceData({ instruments: f.instruments }, { referenceDir });
     const platform = await startTestPlatform({ REFERENCE_DIR: referenceDir, REFERENCE_RELOAD_MS: '100' });
     // The service runs in this process: the reference files it has attached are among its open files.
-    const attached = () => [...new Set(readdirSync('/proc/self/fd').map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    }).filter((p) => p.startsWith(referenceDir) && p.endsWith('.duckdb')))];
+    const attached = () => [
+      ...new Set(
+        readdirSync('/proc/self/fd')
+          .map((fd) => {
+            try {
+              return readlinkSync(`/proc/self/fd/${fd}`);
+            } catch {
+              return '';
+            }
+          })
+          .filter((p) => p.startsWith(referenceDir) && p.endsWith('.duckdb')),
+      ),
+    ];
     const statuses: number[] = [];
     let polling = true;
     const poller = (async () => {
@@ -287,7 +344,10 @@ describe('ingest: vendor files to a reference file', function () {
     })();
     try {
       assert.deepEqual(attached(), [first.reference_file]);
-      const second = await ingestReferenceData({ instruments: f.instruments, prices: f.prices, factors: f.factors, universes: { ROBO: f.robo } }, { referenceDir });
+      const second = await ingestReferenceData(
+        { instruments: f.instruments, prices: f.prices, factors: f.factors, universes: { ROBO: f.robo } },
+        { referenceDir },
+      );
       const deadline = Date.now() + 10_000;
       while (Date.now() < deadline && attached().join() !== second.reference_file) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(attached(), [second.reference_file], 'the new file attached, the old one let go');
@@ -295,8 +355,11 @@ describe('ingest: vendor files to a reference file', function () {
       polling = false;
       await poller;
       assert.ok(statuses.length > 10 && statuses.every((s) => s === 200), `readyz answers: ${statuses.join(',')}`);
-      const counts = await readPublished(second.reference_file, `select (select count(*) from instruments)::int as instruments, (select count(*) from prices)::int as prices,
-        (select count(*) from universes where universe_name = 'ROBO')::int as robo`);
+      const counts = await readPublished(
+        second.reference_file,
+        `select (select count(*) from instruments)::int as instruments, (select count(*) from prices)::int as prices,
+        (select count(*) from universes where universe_name = 'ROBO')::int as robo`,
+      );
       assert.deepEqual(counts[0], { instruments: second.instruments, prices: second.prices, robo: 1 });
       assert.notDeepEqual([second.prices], [first.prices]);
     } finally {

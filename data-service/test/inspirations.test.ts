@@ -21,7 +21,8 @@ describe('inspirations', () => {
   const definitions = (tenant: TestTenant) => call(`${fx.platform.dataUrl}/inspiration/definition/`, { headers: as(tenant) });
   const inspirations = (tenant: TestTenant, ids: string[] = []) =>
     call(`${fx.platform.dataUrl}/inspiration/${ids.length ? `?${ids.map((id) => `id=${id}`).join('&')}` : ''}`, { headers: as(tenant) });
-  const put = (tenant: TestTenant, id: string, body: unknown) => call(`${fx.platform.dataUrl}/inspiration/definition/${id}`, { method: 'PUT', body, headers: as(tenant) });
+  const put = (tenant: TestTenant, id: string, body: unknown) =>
+    call(`${fx.platform.dataUrl}/inspiration/definition/${id}`, { method: 'PUT', body, headers: as(tenant) });
   const remove = (tenant: TestTenant, id: string) => call(`${fx.platform.dataUrl}/inspiration/definition/${id}`, { method: 'DELETE', headers: as(tenant) });
   const ids = (list: { id: string }[]) => list.map((d) => d.id);
 
@@ -37,7 +38,10 @@ describe('inspirations', () => {
     const res = await definitions(b);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(ids(res.body), ['high_dividend', 'momentum_leaders', 'quality', 'quality_dividends', 'small_caps', 'value']);
-    assert.deepEqual(res.body, [...BUILTIN_INSPIRATIONS].sort((x, y) => x.id.localeCompare(y.id)));
+    assert.deepEqual(
+      res.body,
+      [...BUILTIN_INSPIRATIONS].sort((x, y) => x.id.localeCompare(y.id)),
+    );
     assert.ok(res.body.every((d: { custom: boolean; instruments?: unknown }) => d.custom === false && d.instruments === undefined));
   });
 

@@ -32,15 +32,44 @@ describe('reference data', () => {
       assert.deepEqual(res.body, {
         data: {
           IE00B4L5Y983: {
-            isin: 'IE00B4L5Y983', name: 'iShares Core MSCI World UCITS ETF USD (Acc)', ticker: 'SWDA', asset_class: 'EQUITY',
-            asset_subclass: 'GLOBAL_EQUITY', instrument_type: 'ETF', currency: 'USD', country: 'IE', region: 'GLOBAL', sector: 'DIVERSIFIED',
-            exchange: 'XLON', market_cap: 95_000_000_000, size_label: 'LARGE', price: 98.42, price_date: '2025-03-14', dividend_yield: null,
-            ter: 0.002, analyst_target_price: 101.5,
+            isin: 'IE00B4L5Y983',
+            name: 'iShares Core MSCI World UCITS ETF USD (Acc)',
+            ticker: 'SWDA',
+            asset_class: 'EQUITY',
+            asset_subclass: 'GLOBAL_EQUITY',
+            instrument_type: 'ETF',
+            currency: 'USD',
+            country: 'IE',
+            region: 'GLOBAL',
+            sector: 'DIVERSIFIED',
+            exchange: 'XLON',
+            market_cap: 95_000_000_000,
+            size_label: 'LARGE',
+            price: 98.42,
+            price_date: '2025-03-14',
+            dividend_yield: null,
+            ter: 0.002,
+            analyst_target_price: 101.5,
           },
           DE0005140008: {
-            isin: 'DE0005140008', name: 'Deutsche Bank AG', ticker: null, asset_class: null, asset_subclass: null, instrument_type: null,
-            currency: null, country: null, region: null, sector: null, exchange: null, market_cap: null, size_label: null, price: null,
-            price_date: null, dividend_yield: null, ter: null, analyst_target_price: null,
+            isin: 'DE0005140008',
+            name: 'Deutsche Bank AG',
+            ticker: null,
+            asset_class: null,
+            asset_subclass: null,
+            instrument_type: null,
+            currency: null,
+            country: null,
+            region: null,
+            sector: null,
+            exchange: null,
+            market_cap: null,
+            size_label: null,
+            price: null,
+            price_date: null,
+            dividend_yield: null,
+            ter: null,
+            analyst_target_price: null,
           },
         },
         meta: null,
@@ -48,7 +77,11 @@ describe('reference data', () => {
     });
 
     it('keeps decimal prices exact to their six places and dates before 1970', async () => {
-      const res = await a.post(QUERY, { instrument_ids: ['US0378331005', 'FR0000130809', 'NL0010273215'], fields: ['ANALYST_TARGET_PRICE', 'PRICE', 'PRICE_DATE'], fields_extra: [] });
+      const res = await a.post(QUERY, {
+        instrument_ids: ['US0378331005', 'FR0000130809', 'NL0010273215'],
+        fields: ['ANALYST_TARGET_PRICE', 'PRICE', 'PRICE_DATE'],
+        fields_extra: [],
+      });
       assert.deepEqual(res.body.data, {
         US0378331005: { analyst_target_price: 245.123456, price: 213.49, price_date: '2025-03-14' },
         FR0000130809: { analyst_target_price: 30, price: 0.000001, price_date: '2025-01-02' },
@@ -131,7 +164,11 @@ describe('reference data', () => {
     });
 
     it('answers fields_extra keys, null for instruments without a value', async () => {
-      const res = await a.post(QUERY, { instrument_ids: ['US0378331005', 'IE00B4L5Y983', 'NL0010273215'], fields: ['CURRENCY'], fields_extra: ['esg_score', 'in_house_rating'] });
+      const res = await a.post(QUERY, {
+        instrument_ids: ['US0378331005', 'IE00B4L5Y983', 'NL0010273215'],
+        fields: ['CURRENCY'],
+        fields_extra: ['esg_score', 'in_house_rating'],
+      });
       assert.deepEqual(res.body.data, {
         US0378331005: { currency: 'USD', esg_score: 6.1, in_house_rating: 'A' },
         IE00B4L5Y983: { currency: 'USD', esg_score: 7.4, in_house_rating: null },
@@ -140,7 +177,11 @@ describe('reference data', () => {
     });
 
     it("lets the tenant's value win over the provider's for the field of the same lower-case name", async () => {
-      const res = await a.post(QUERY, { instrument_ids: ['US0378331005', 'IE00B4L5Y983', 'NL0010273215'], fields: ['NAME', 'PRICE', 'PRICE_DATE', 'TER'], fields_extra: [] });
+      const res = await a.post(QUERY, {
+        instrument_ids: ['US0378331005', 'IE00B4L5Y983', 'NL0010273215'],
+        fields: ['NAME', 'PRICE', 'PRICE_DATE', 'TER'],
+        fields_extra: [],
+      });
       assert.deepEqual(res.body.data, {
         US0378331005: { name: 'Apple (house name)', price: 1.25, price_date: '2025-03-14', ter: null },
         // An explicit null overrides too.
@@ -164,7 +205,10 @@ describe('reference data', () => {
     it('answers every known instrument of a built-in universe, by ISIN, with a single fields parameter', async () => {
       const res = await a.get(`${UNIVERSE}?universe_name=ROBO&fields=NAME`);
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body, { data: { IE00B4L5Y983: { name: 'iShares Core MSCI World UCITS ETF USD (Acc)' }, US0378331005: { name: 'Apple (house name)' } }, meta: null });
+      assert.deepEqual(res.body, {
+        data: { IE00B4L5Y983: { name: 'iShares Core MSCI World UCITS ETF USD (Acc)' }, US0378331005: { name: 'Apple (house name)' } },
+        meta: null,
+      });
     });
 
     it("answers the tenant's own universe, leaving out instruments the provider does not know", async () => {
@@ -176,7 +220,14 @@ describe('reference data', () => {
     });
 
     it("without a name answers the union of the built-in universes and the tenant's own", async () => {
-      assert.deepEqual(names(await a.get(`${UNIVERSE}?fields=ISIN`)), ['DE0005140008', 'FR0000130809', 'IE00B4L5Y983', 'NL0010273215', 'US0378331005', 'US5949181045']);
+      assert.deepEqual(names(await a.get(`${UNIVERSE}?fields=ISIN`)), [
+        'DE0005140008',
+        'FR0000130809',
+        'IE00B4L5Y983',
+        'NL0010273215',
+        'US0378331005',
+        'US5949181045',
+      ]);
       assert.deepEqual(names(await b.get(`${UNIVERSE}?fields=ISIN`)), ['DE0005140008', 'FR0000130809', 'IE00B4L5Y983', 'NL0010273215', 'US0378331005']);
     });
 

@@ -162,7 +162,10 @@ describe('data service replicas', () => {
     const writes = Array.from({ length: 24 }, (_, i) =>
       on(i % 2 === 0 ? urlA : urlB, t1).post(BATCH, { data: [{ instrument_id: APPLE, reference_data: { [`k${i % 6}`]: i, last: i } }] }),
     );
-    assert.deepEqual((await Promise.all(writes)).map((r) => r.status), writes.map(() => 200));
+    assert.deepEqual(
+      (await Promise.all(writes)).map((r) => r.status),
+      writes.map(() => 200),
+    );
     const a = await customKeys(urlA, t1);
     assert.deepEqual(await customKeys(urlB, t1), a);
     assert.deepEqual(Object.keys(a[APPLE]).sort(), ['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'last']);

@@ -57,9 +57,15 @@ describe('sample universe', function () {
     const types = await rows(`select instrument_type, count(*)::int as n from instruments group by 1`);
     assert.deepEqual(Object.fromEntries(types.map((r) => [r.instrument_type, r.n])), { STOCK: mix.stocks, BOND: mix.bonds, ETF: mix.etfs });
     const etfClasses = await rows(`select distinct asset_class from instruments where instrument_type = 'ETF' order by 1`);
-    assert.deepEqual(etfClasses.map((r) => r.asset_class), ['CASH', 'COMMODITY', 'EQUITY', 'FIXED_INCOME', 'REAL_ESTATE']);
-    assert.deepEqual(await one(`select count(*) filter (where ter is null and instrument_type = 'ETF')::int as etf_missing,
-      count(*) filter (where ter is not null and instrument_type <> 'ETF')::int as others_with_ter from instruments`), { etf_missing: 0, others_with_ter: 0 });
+    assert.deepEqual(
+      etfClasses.map((r) => r.asset_class),
+      ['CASH', 'COMMODITY', 'EQUITY', 'FIXED_INCOME', 'REAL_ESTATE'],
+    );
+    assert.deepEqual(
+      await one(`select count(*) filter (where ter is null and instrument_type = 'ETF')::int as etf_missing,
+      count(*) filter (where ter is not null and instrument_type <> 'ETF')::int as others_with_ter from instruments`),
+      { etf_missing: 0, others_with_ter: 0 },
+    );
     const stocks = await rows(`select country, market_cap, size_label, sector, analyst_target_price from instruments where instrument_type = 'STOCK'`);
     for (const s of stocks) {
       const usd = Number(s.market_cap) * COUNTRIES.find((c) => c.code === s.country)!.usd;
@@ -73,7 +79,9 @@ describe('sample universe', function () {
   });
 
   it('has one close per weekday, and an instrument price that is its last close', async () => {
-    const days = await one(`select count(distinct date)::int as n, count(*) filter (where isodow(date) > 5)::int as weekend, max(date)::varchar as last from prices`);
+    const days = await one(
+      `select count(distinct date)::int as n, count(*) filter (where isodow(date) > 5)::int as weekend, max(date)::varchar as last from prices`,
+    );
     assert.equal(days.weekend, 0);
     assert.equal(days.last, OPTIONS.endDate);
     assert.ok(Math.abs(Number(days.n) - 2 * BUSINESS_DAYS_PER_YEAR) <= 2, `${days.n} days`);
@@ -91,13 +99,17 @@ describe('sample universe', function () {
     assert.equal(sizes.GLOBAL, 300);
     assert.equal(sizes.ROBO, mix.etfs);
     assert.ok(Math.abs(Number(sizes.DEFAULT) - (Math.ceil(mix.stocks / 2) + mix.etfs)) <= 1, `DEFAULT ${sizes.DEFAULT}`);
-    assert.deepEqual(await one(`select count(*)::int as n from universes u join instruments i using (isin)
-      where u.universe_name = 'ROBO' and i.instrument_type <> 'ETF'`), { n: 0 });
+    assert.deepEqual(
+      await one(`select count(*)::int as n from universes u join instruments i using (isin)
+      where u.universe_name = 'ROBO' and i.instrument_type <> 'ETF'`),
+      { n: 0 },
+    );
   });
 
   it('has raw metrics for the eight factors, a few missing for stocks, none where a factor does not apply', async () => {
     const stocks = await one(`select count(*)::int as n, ${['value', 'growth', 'momentum', 'stability', 'financial_health', 'profitability', 'size', 'dividend']
-      .map((m) => `count(*) filter (where f.${m} is null)::int as ${m}`).join(', ')}
+      .map((m) => `count(*) filter (where f.${m} is null)::int as ${m}`)
+      .join(', ')}
       from factor_metrics f join instruments i using (isin) where i.instrument_type = 'STOCK'`);
     for (const [metric, missing] of Object.entries(stocks)) {
       if (metric === 'n') continue;
@@ -108,7 +120,8 @@ describe('sample universe', function () {
       assert.notEqual(e.momentum, null);
       assert.notEqual(e.stability, null);
       const lookThrough = e.asset_class === 'EQUITY' || e.asset_class === 'REAL_ESTATE';
-      for (const m of ['value', 'growth', 'financial_health', 'profitability', 'size']) assert.equal(e[m] === null, !lookThrough, `${e.isin} ${e.asset_class} ${m}`);
+      for (const m of ['value', 'growth', 'financial_health', 'profitability', 'size'])
+        assert.equal(e[m] === null, !lookThrough, `${e.isin} ${e.asset_class} ${m}`);
       assert.equal(e.dividend === null, e.asset_class === 'COMMODITY');
     }
     // Momentum is the 12-1 month return of the generated prices.

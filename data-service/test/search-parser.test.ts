@@ -133,15 +133,23 @@ describe('smart-search filter compiler', () => {
 
   it('reads reference, derived and date fields', () => {
     assert.deepEqual(compile("$DIVIDEND_YIELD >= 0.02 & $PRICE_DATE > '2024-12-31'", 'reference'), {
-      sql: "((i.dividend_yield >= $1::double) and (i.price_date > $2::date))",
+      sql: '((i.dividend_yield >= $1::double) and (i.price_date > $2::date))',
       values: [0.02, '2024-12-31'],
     });
     assert.match(compile('$ANALYST_UPWARD_POTENTIAL > 0.1', 'derived').sql, /analyst_target_price.*nullif\(i\.price::double, 0\) - 1\) > \$1::double/);
   });
 
   it('refuses a field of another kind, naming it and the allowed ones', () => {
-    for (const [text, kind] of [['$PRICE > 1', 'xray'], ['$VALUE_STARS > 1', 'reference'], ['$PRICE > 1', 'derived'], ['$value_stars > 1', 'xray']] as const) {
-      assert.throws(() => compile(text, kind), (e: unknown) => e instanceof UnknownValue && e.msg.includes(`'${text.slice(1, text.indexOf(' '))}'`) && e.msg.includes('allowed: '));
+    for (const [text, kind] of [
+      ['$PRICE > 1', 'xray'],
+      ['$VALUE_STARS > 1', 'reference'],
+      ['$PRICE > 1', 'derived'],
+      ['$value_stars > 1', 'xray'],
+    ] as const) {
+      assert.throws(
+        () => compile(text, kind),
+        (e: unknown) => e instanceof UnknownValue && e.msg.includes(`'${text.slice(1, text.indexOf(' '))}'`) && e.msg.includes('allowed: '),
+      );
     }
   });
 

@@ -74,11 +74,17 @@ describe('smart search (POST /smart-search/)', () => {
     // By SECTOR: TECH I6 4, I9 5; FIN I8 4, I10 5 (top level or inside xray_parameters, which wins).
     assert.deepEqual(await found(b, { query: { xray: '$VALUE_STARS >= 4' }, group_split_type: 'SECTOR' }), [6, 8, 9, 10]);
     const res = await search(b, { query: { xray: '$VALUE_STARS >= 4' }, group_split_type: 'REGION', xray_parameters: { group_split_type: 'SECTOR' } });
-    assert.deepEqual(res.body.data.instruments.map((i: { isin: string }) => i.isin), [6, 8, 9, 10].map(isin));
+    assert.deepEqual(
+      res.body.data.instruments.map((i: { isin: string }) => i.isin),
+      [6, 8, 9, 10].map(isin),
+    );
     assert.equal(res.body.data.xray_parameters.group_split_type, 'SECTOR');
     // Within ROBO (I1 10, I2 20, I3 30, I9 90, I10 100) ranked among ROBO: I9 4, I10 5; among GLOBAL: I9, I10 5 and no 4s.
     assert.deepEqual(await found(b, { query: { xray: '$VALUE_STARS == 4' }, xray_parameters: { instrument_universe: 'ROBO' } }), [9]);
-    assert.deepEqual(await found(b, { query: { xray: '$VALUE_STARS == 4' }, xray_parameters: { instrument_universe: 'ROBO', normalization_universe: 'GLOBAL' } }), []);
+    assert.deepEqual(
+      await found(b, { query: { xray: '$VALUE_STARS == 4' }, xray_parameters: { instrument_universe: 'ROBO', normalization_universe: 'GLOBAL' } }),
+      [],
+    );
   });
 
   it('applies all three filters together and sorts on several keys', async () => {
@@ -105,7 +111,12 @@ describe('smart search (POST /smart-search/)', () => {
 
   it("reads the tenant's custom values over the provider's for reference fields, for that tenant only", async () => {
     const upload = await call(`${fx.platform.dataUrl}/data/custom/reference/batch/`, {
-      body: { data: [{ instrument_id: isin(1), reference_data: { dividend_yield: 0.5, sector: 'FIN', name: 'Renamed' } }, { instrument_id: isin(2), reference_data: { dividend_yield: null } }] },
+      body: {
+        data: [
+          { instrument_id: isin(1), reference_data: { dividend_yield: 0.5, sector: 'FIN', name: 'Renamed' } },
+          { instrument_id: isin(2), reference_data: { dividend_yield: null } },
+        ],
+      },
       headers: { 'x-tenant-id': a.tenantId, 'x-api-key': a.apiKey },
     });
     assert.equal(upload.status, 200, upload.text);
@@ -122,7 +133,7 @@ describe('smart search (POST /smart-search/)', () => {
     assert.equal(res.body.position, 16);
     assert.deepEqual(res.body.errors[0].loc, ['body', 'query', 'xray']);
     assert.match(res.body.errors[0].msg, /at position 16/);
-    assert.equal(res.body.detail, "query.xray: expected a number or a quoted string, found \"&\" at position 16 in '$VALUE_STARS >= & $STABILITY_STARS >= 3'");
+    assert.equal(res.body.detail, 'query.xray: expected a number or a quoted string, found "&" at position 16 in \'$VALUE_STARS >= & $STABILITY_STARS >= 3\'');
     const unbalanced = await search(b, { query: { derived: '($ANALYST_UPWARD_POTENTIAL > 0' } });
     assertProblem(unbalanced, 400, 'invalid_filter');
     assert.equal(unbalanced.body.position, 30);

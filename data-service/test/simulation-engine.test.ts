@@ -35,8 +35,20 @@ const VENDOR: SimulationInput = {
 /** One asset class, nothing but the start amount, sampled monthly: the scenarios' log growth. */
 function singleClass(shortTerm: MeanAndStdev, longTerm: MeanAndStdev, cutOffYears: number, end: string, seed = 11): SimulationInput {
   return {
-    weights: Float64Array.of(1), shortTerm: [shortTerm], longTerm: [longTerm], cutOffYears, startDay: day('2022-01-01'), endDay: day(end),
-    startAmount: 1, depositAmount: 0, depositFrequency: 'M', sampleFrequency: 'M', quantiles: [0.5], scenarios: 100_000, seed, keepPaths: true,
+    weights: Float64Array.of(1),
+    shortTerm: [shortTerm],
+    longTerm: [longTerm],
+    cutOffYears,
+    startDay: day('2022-01-01'),
+    endDay: day(end),
+    startAmount: 1,
+    depositAmount: 0,
+    depositFrequency: 'M',
+    sampleFrequency: 'M',
+    quantiles: [0.5],
+    scenarios: 100_000,
+    seed,
+    keepPaths: true,
   };
 }
 
@@ -80,9 +92,21 @@ function impliedCorrelation(final: Float64Array, p: MeanAndStdev, years: number)
 
 describe('Monte Carlo engine', () => {
   describe('calendar', () => {
-    it('steps months and years from the start date, keeping its day or the month\'s last day', () => {
-      assert.deepEqual(datesUpTo(day('2022-01-31'), day('2022-05-31'), 'M').map(formatDay), ['2022-01-31', '2022-02-28', '2022-03-31', '2022-04-30', '2022-05-31']);
-      assert.deepEqual(datesUpTo(day('2024-02-29'), day('2028-03-01'), 'Y').map(formatDay), ['2024-02-29', '2025-02-28', '2026-02-28', '2027-02-28', '2028-02-29']);
+    it("steps months and years from the start date, keeping its day or the month's last day", () => {
+      assert.deepEqual(datesUpTo(day('2022-01-31'), day('2022-05-31'), 'M').map(formatDay), [
+        '2022-01-31',
+        '2022-02-28',
+        '2022-03-31',
+        '2022-04-30',
+        '2022-05-31',
+      ]);
+      assert.deepEqual(datesUpTo(day('2024-02-29'), day('2028-03-01'), 'Y').map(formatDay), [
+        '2024-02-29',
+        '2025-02-28',
+        '2026-02-28',
+        '2027-02-28',
+        '2028-02-29',
+      ]);
       assert.equal(formatDay(nthDate(day('2022-01-31'), 'W', 2)), '2022-02-14');
       assert.equal(formatDay(nthDate(day('2022-12-31'), 'D', 1)), '2023-01-01');
       assert.equal(parseDay('2022-02-30'), undefined);
@@ -112,9 +136,20 @@ describe('Monte Carlo engine', () => {
       assert.deepEqual(parametersAt(st, lt, 0, 0), lt);
     });
 
-    it('weights are the bands\' midpoints normalised to 1', () => {
-      assert.deepEqual(Array.from(bandWeights([[0.8, 1], [0, 0.2]])!), [0.9, 0.1]);
-      const w = bandWeights([[0.2, 0.4], [0.2, 0.4]])!;
+    it("weights are the bands' midpoints normalised to 1", () => {
+      assert.deepEqual(
+        Array.from(
+          bandWeights([
+            [0.8, 1],
+            [0, 0.2],
+          ])!,
+        ),
+        [0.9, 0.1],
+      );
+      const w = bandWeights([
+        [0.2, 0.4],
+        [0.2, 0.4],
+      ])!;
       assert.deepEqual(Array.from(w), [0.5, 0.5]);
       assert.equal(bandWeights([[0, 0]]), undefined);
     });
@@ -194,16 +229,29 @@ describe('Monte Carlo engine', () => {
     });
   });
 
-  describe('the vendor\'s sample', () => {
+  describe("the vendor's sample", () => {
     it('starts at 1050 in every quantile, deposits 50 a month up to 600, and keeps quantiles ordered', () => {
       const out = simulate(VENDOR);
       assert.deepEqual(out.dates.map(formatDay), [
-        '2022-01-31', '2022-02-28', '2022-03-31', '2022-04-30', '2022-05-31', '2022-06-30',
-        '2022-07-31', '2022-08-31', '2022-09-30', '2022-10-31', '2022-11-30', '2022-12-31',
+        '2022-01-31',
+        '2022-02-28',
+        '2022-03-31',
+        '2022-04-30',
+        '2022-05-31',
+        '2022-06-30',
+        '2022-07-31',
+        '2022-08-31',
+        '2022-09-30',
+        '2022-10-31',
+        '2022-11-30',
+        '2022-12-31',
       ]);
       // Cumulative deposits include the start amount: 1050 on the start date, then 50 more a month.
       assert.deepEqual(Array.from(out.deposits), [1050, 1100, 1150, 1200, 1250, 1300, 1350, 1400, 1450, 1500, 1550, 1600]);
-      assert.deepEqual(Array.from(out.deposits, (d) => d - 1000), [50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600]);
+      assert.deepEqual(
+        Array.from(out.deposits, (d) => d - 1000),
+        [50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600],
+      );
       assert.deepEqual(Array.from(out.values.subarray(0, 3)), [1050, 1050, 1050]);
       for (let d = 1; d < out.dates.length; d++) {
         const [q05, q50, q95] = out.values.subarray(3 * d, 3 * d + 3);
@@ -265,9 +313,21 @@ describe('Monte Carlo engine', () => {
       const run = (weights: number[], correlation: number[]) => {
         const n = weights.length;
         const out = simulate({
-          weights: Float64Array.from(weights), shortTerm: Array(n).fill(p), longTerm: Array(n).fill(p), cutOffYears: 0, correlation: Float64Array.from(correlation),
-          startDay: day('2022-01-01'), endDay: day('2023-01-01'), startAmount: 1, depositAmount: 0, depositFrequency: 'Y', sampleFrequency: 'Y',
-          quantiles: [0.5], scenarios: 100_000, seed: 2, keepPaths: true,
+          weights: Float64Array.from(weights),
+          shortTerm: Array(n).fill(p),
+          longTerm: Array(n).fill(p),
+          cutOffYears: 0,
+          correlation: Float64Array.from(correlation),
+          startDay: day('2022-01-01'),
+          endDay: day('2023-01-01'),
+          startAmount: 1,
+          depositAmount: 0,
+          depositFrequency: 'Y',
+          sampleFrequency: 'Y',
+          quantiles: [0.5],
+          scenarios: 100_000,
+          seed: 2,
+          keepPaths: true,
         });
         assert.equal(out.dates.length, 2, 'one step');
         return impliedCorrelation(out.paths!.subarray(100_000), p, 365 / 365.25);
@@ -278,7 +338,11 @@ describe('Monte Carlo engine', () => {
         assert.ok(Math.abs(estimate - rho) < 0.03, `ρ = ${rho}: ${estimate}`);
       }
       const three = [1, 0.5, -0.3, 0.5, 1, 0.2, -0.3, 0.2, 1];
-      const pairs: [number[], number][] = [[[0.5, 0.5, 0], 0.5], [[0.5, 0, 0.5], -0.3], [[0, 0.5, 0.5], 0.2]];
+      const pairs: [number[], number][] = [
+        [[0.5, 0.5, 0], 0.5],
+        [[0.5, 0, 0.5], -0.3],
+        [[0, 0.5, 0.5], 0.2],
+      ];
       for (const [weights, rho] of pairs) {
         const estimate = run(weights, three);
         assert.ok(Math.abs(estimate - rho) < 0.03, `weights ${weights}: ρ ${rho} vs ${estimate}`);
@@ -289,7 +353,14 @@ describe('Monte Carlo engine', () => {
 
     it('floors the value at zero when withdrawals exceed it', () => {
       const p = { mean: 0.05, stdev: 0.1 };
-      const out = simulate({ ...singleClass(p, p, 0, '2024-01-01'), startAmount: 1000, depositAmount: -100, scenarios: 1000, keepPaths: true, quantiles: [0.05, 0.5, 0.95] });
+      const out = simulate({
+        ...singleClass(p, p, 0, '2024-01-01'),
+        startAmount: 1000,
+        depositAmount: -100,
+        scenarios: 1000,
+        keepPaths: true,
+        quantiles: [0.05, 0.5, 0.95],
+      });
       assert.ok(out.paths!.every((v) => v >= 0));
       assert.deepEqual(Array.from(out.values.subarray(-3)), [0, 0, 0]);
       assert.equal(out.deposits.at(-1), 1000 - 25 * 100);

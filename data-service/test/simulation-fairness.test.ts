@@ -100,7 +100,7 @@ describe('future performance: fairness between tenants and cancellation', functi
     await counts({ running: 0, waiting: 0 }, 'nothing left');
   });
 
-  it("stops a run whose client disconnects: taken out of the queue while waiting, its thread stopped while running, and the next run is answered", async () => {
+  it('stops a run whose client disconnects: taken out of the queue while waiting, its thread stopped while running, and the next run is answered', async () => {
     // About 3 s of CPU if it ran to the end.
     const running = new AbortController();
     const first = simulate(a, large(20, 21), running.signal).catch((error: Error) => error);

@@ -41,7 +41,12 @@ async function buildPrices(): Promise<Record<string, string>> {
   const referenceDir = join(dir, 'reference');
   await buildReferenceFile(referenceDir, 'simulation-fixture', async (conn) => {
     for (const s of SERIES) {
-      await conn.run('insert into instruments (isin, name, asset_class, instrument_type) values ($1, $2, $3, $4)', [s.isin, `Series ${s.isin}`, s.assetClass, 'ETF']);
+      await conn.run('insert into instruments (isin, name, asset_class, instrument_type) values ($1, $2, $3, $4)', [
+        s.isin,
+        `Series ${s.isin}`,
+        s.assetClass,
+        'ETF',
+      ]);
       const rows: string[] = [];
       let close = 100;
       const from = s.from ?? 0;

@@ -33,8 +33,18 @@ const VENDOR = {
 };
 
 const MONTH_ENDS = [
-  '2022-01-31', '2022-02-28', '2022-03-31', '2022-04-30', '2022-05-31', '2022-06-30',
-  '2022-07-31', '2022-08-31', '2022-09-30', '2022-10-31', '2022-11-30', '2022-12-31',
+  '2022-01-31',
+  '2022-02-28',
+  '2022-03-31',
+  '2022-04-30',
+  '2022-05-31',
+  '2022-06-30',
+  '2022-07-31',
+  '2022-08-31',
+  '2022-09-30',
+  '2022-10-31',
+  '2022-11-30',
+  '2022-12-31',
 ];
 
 describe('future performance over HTTP', function () {
@@ -67,7 +77,10 @@ describe('future performance over HTTP', function () {
     const deposits = data.deposits.deposits as Record<string, number>;
     assert.deepEqual(Object.keys(deposits), MONTH_ENDS);
     // Cumulative deposits include the start amount (the contract: 1050 on the start date).
-    assert.deepEqual(Object.values(deposits), MONTH_ENDS.map((_, k) => 1050 + 50 * k));
+    assert.deepEqual(
+      Object.values(deposits),
+      MONTH_ENDS.map((_, k) => 1050 + 50 * k),
+    );
     assert.equal(deposits['2022-12-31']! - 1000, 600);
     for (const q of ['0.05', '0.5', '0.95']) {
       assert.deepEqual(Object.keys(data.value[q]), MONTH_ENDS);
@@ -83,7 +96,7 @@ describe('future performance over HTTP', function () {
     }
   });
 
-  it('answers byte-identical JSON for the same seed (the engine\'s answer in process, to the byte), and other numbers for another seed', async () => {
+  it("answers byte-identical JSON for the same seed (the engine's answer in process, to the byte), and other numbers for another seed", async () => {
     const [a, b, c] = await Promise.all([client.post(PATH, VENDOR), client.post(PATH, VENDOR), client.post(PATH, { ...VENDOR, seed: 43 })]);
     assert.equal(a.status, 200);
     assert.equal(a.text, b.text);
@@ -97,8 +110,11 @@ describe('future performance over HTTP', function () {
 
   it('fills in the defaults: quantiles 0.05/0.5/0.95, monthly samples, no deposits; any order of quantiles is kept', async () => {
     const res = await client.post(PATH, {
-      asset_classes: { EQUITY: [0.5, 0.5] }, start_date: '2024-01-15', end_date: '2024-04-01',
-      asset_class_st_mean_and_stdev: { EQUITY: { mean: 0.05, stdev: 0.1 } }, scenarios: 100,
+      asset_classes: { EQUITY: [0.5, 0.5] },
+      start_date: '2024-01-15',
+      end_date: '2024-04-01',
+      asset_class_st_mean_and_stdev: { EQUITY: { mean: 0.05, stdev: 0.1 } },
+      scenarios: 100,
     });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Object.keys(res.body.data.value), ['0.05', '0.5', '0.95']);
@@ -134,7 +150,11 @@ describe('future performance over HTTP', function () {
     assert.deepEqual(await refused({ ...VENDOR, recurring_deposit_frequency: 'monthly' }), ['body', 'recurring_deposit_frequency']);
     assert.deepEqual(await refused({ ...VENDOR, quantiles: [0.5, 1] }), ['body', 'quantiles', 1]);
     assert.deepEqual(await refused({ ...VENDOR, quantiles: [0, 0.5] }), ['body', 'quantiles', 0]);
-    assert.deepEqual(await refused({ ...VENDOR, asset_class_st_mean_and_stdev: { EQUITY: { mean: 0.07, stdev: 0.16 } } }), ['body', 'asset_class_st_mean_and_stdev', 'FIXED_INCOME']);
+    assert.deepEqual(await refused({ ...VENDOR, asset_class_st_mean_and_stdev: { EQUITY: { mean: 0.07, stdev: 0.16 } } }), [
+      'body',
+      'asset_class_st_mean_and_stdev',
+      'FIXED_INCOME',
+    ]);
     assert.deepEqual(
       await refused({ ...VENDOR, asset_class_st_mean_and_stdev: { ...VENDOR.asset_class_st_mean_and_stdev, EQUITY: { mean: -1, stdev: 0.16 } } }),
       ['body', 'asset_class_st_mean_and_stdev', 'EQUITY', 'mean'],
@@ -155,6 +175,10 @@ describe('future performance over HTTP', function () {
     assertProblem(tooMany, 422, 'validation_failed');
     assert.deepEqual(tooMany.body.errors[0].loc, ['body', 'scenarios']);
     assert.match(tooMany.body.detail, /exceeds this service's limit/);
-    assert.deepEqual(await refused({ ...VENDOR, use_expected_returns: false, asset_class_mapping: { EQUITY: 'IE00B4L5Y983' } }), ['body', 'asset_class_mapping', 'FIXED_INCOME']);
+    assert.deepEqual(await refused({ ...VENDOR, use_expected_returns: false, asset_class_mapping: { EQUITY: 'IE00B4L5Y983' } }), [
+      'body',
+      'asset_class_mapping',
+      'FIXED_INCOME',
+    ]);
   });
 });

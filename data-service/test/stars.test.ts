@@ -29,16 +29,22 @@ function referenceStars(instruments: Instrument[], norm: Set<string>, answer: Se
   };
   const result = new Map<string, (number | null)[]>();
   for (const isin of answer) {
-    result.set(isin, FACTORS.filter((f) => factors.includes(f.field)).map(({ metric }) => {
-      const v = metricOf(isin, metric);
-      if (v === null) return null;
-      const members = [...norm].filter((m) => groupOf(m) === groupOf(isin)).map((m) => metricOf(m, metric)).filter((m) => m !== null);
-      const n = members.length;
-      if (n === 0) return null;
-      const b = members.filter((m) => m < v).length;
-      const e = members.filter((m) => m === v).length;
-      return Math.min(5, 1 + Math.floor((5 * (b + e / 2)) / n));
-    }));
+    result.set(
+      isin,
+      FACTORS.filter((f) => factors.includes(f.field)).map(({ metric }) => {
+        const v = metricOf(isin, metric);
+        if (v === null) return null;
+        const members = [...norm]
+          .filter((m) => groupOf(m) === groupOf(isin))
+          .map((m) => metricOf(m, metric))
+          .filter((m) => m !== null);
+        const n = members.length;
+        if (n === 0) return null;
+        const b = members.filter((m) => m < v).length;
+        const e = members.filter((m) => m === v).length;
+        return Math.min(5, 1 + Math.floor((5 * (b + e / 2)) / n));
+      }),
+    );
   }
   return result;
 }
@@ -46,7 +52,7 @@ function referenceStars(instruments: Instrument[], norm: Set<string>, answer: Se
 /** A seeded generator, so that a failure can be replayed. */
 function random(seed: number) {
   let state = seed >>> 0;
-  const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   return {
     next,
     chance: (p: number) => next() < p,
@@ -74,19 +80,30 @@ describe('X-Ray stars SQL against the formula counted in TypeScript', () => {
   });
 
   /** Writes the instruments and both relations, runs starsSql and reads stars by ISIN. */
-  async function sqlStars(instruments: Instrument[], norm: string[], answer: string[], split: GroupSplitType | undefined, factors: readonly XrayFactor[], same: boolean) {
+  async function sqlStars(
+    instruments: Instrument[],
+    norm: string[],
+    answer: string[],
+    split: GroupSplitType | undefined,
+    factors: readonly XrayFactor[],
+    same: boolean,
+  ) {
     await conn.run('delete from instruments; delete from factor_metrics; delete from norm_rel; delete from answer_rel');
     const known = instruments.filter((i) => i.groups);
     if (known.length) {
-      await conn.run(`insert into instruments (isin, name, region, sector, size_label) values ${known
-        .map((i) => `(${[i.isin, i.isin, i.groups!.region, i.groups!.sector, i.groups!.size_label].map(literal).join(', ')})`)
-        .join(', ')}`);
+      await conn.run(
+        `insert into instruments (isin, name, region, sector, size_label) values ${known
+          .map((i) => `(${[i.isin, i.isin, i.groups!.region, i.groups!.sector, i.groups!.size_label].map(literal).join(', ')})`)
+          .join(', ')}`,
+      );
     }
     const measured = instruments.filter((i) => i.metrics);
     if (measured.length) {
-      await conn.run(`insert into factor_metrics (isin, ${FACTORS.map((f) => f.metric).join(', ')}) values ${measured
-        .map((i) => `(${[i.isin, ...FACTORS.map((f) => i.metrics![f.metric] ?? null)].map(literal).join(', ')})`)
-        .join(', ')}`);
+      await conn.run(
+        `insert into factor_metrics (isin, ${FACTORS.map((f) => f.metric).join(', ')}) values ${measured
+          .map((i) => `(${[i.isin, ...FACTORS.map((f) => i.metrics![f.metric] ?? null)].map(literal).join(', ')})`)
+          .join(', ')}`,
+      );
     }
     if (norm.length) await conn.run(`insert into norm_rel values ${norm.map((isin) => `('${isin}')`).join(', ')}`);
     if (answer.length) await conn.run(`insert into answer_rel values ${answer.map((isin) => `('${isin}')`).join(', ')}`);
@@ -114,7 +131,9 @@ describe('X-Ray stars SQL against the formula counted in TypeScript', () => {
         const metric = () => (rnd.chance(0.15) ? null : rnd.chance(0.04) ? Number.NaN : palette.length ? rnd.pick(palette) : rnd.next());
         return {
           isin,
-          groups: rnd.chance(0.1) ? undefined : { region: rnd.pick(['EU', 'US', null]), sector: rnd.pick(['TECH', 'FIN', 'FIN', null]), size_label: rnd.pick(['LARGE', 'SMALL', null]) },
+          groups: rnd.chance(0.1)
+            ? undefined
+            : { region: rnd.pick(['EU', 'US', null]), sector: rnd.pick(['TECH', 'FIN', 'FIN', null]), size_label: rnd.pick(['LARGE', 'SMALL', null]) },
           metrics: rnd.chance(0.1) ? undefined : Object.fromEntries(FACTORS.filter(() => rnd.chance(0.9)).map((f) => [f.metric, metric()])),
         };
       });
@@ -142,7 +161,14 @@ describe('X-Ray stars SQL against the formula counted in TypeScript', () => {
     const all = instruments.map((i) => i.isin);
     const got = await sqlStars(instruments, all, all, 'REGION', ['GROWTH_STARS', 'VALUE_STARS'], false);
     // VALUE 1, 2 → 1 + ⌊5·0.5/2⌋ = 2 and 1 + ⌊5·1.5/2⌋ = 4; GROWTH tied → 1 + ⌊5·1/2⌋ = 3. Columns in FACTORS order.
-    assert.deepEqual(got, new Map([['XT0000000001', [2, 3]], ['XT0000000002', [4, 3]], ['XT0000000003', [null, null]]]));
+    assert.deepEqual(
+      got,
+      new Map([
+        ['XT0000000001', [2, 3]],
+        ['XT0000000002', [4, 3]],
+        ['XT0000000003', [null, null]],
+      ]),
+    );
   });
 });
 

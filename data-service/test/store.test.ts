@@ -58,7 +58,10 @@ describe('data service store', () => {
       release();
       assert.deepEqual(await inFlight, ['Old name', 'Old name']);
       const attached = await store.use(({ conn }) => conn.runAndReadAll(`select database_name from duckdb_databases() where database_name like 'ref_%'`));
-      assert.deepEqual(attached.getRows().map((r) => r[0]), ['ref_2']);
+      assert.deepEqual(
+        attached.getRows().map((r) => r[0]),
+        ['ref_2'],
+      );
     } finally {
       await store.close();
     }

@@ -18,7 +18,7 @@ function stringified(table: StarsTable, fields: readonly XrayFactor[]): string {
 
 function table(isins: string[], seed: number): StarsTable {
   let state = seed;
-  const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) % 6);
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) % 6;
   return new Map(isins.map((isin) => [isin, Uint8Array.from(FACTORS, () => next())]));
 }
 

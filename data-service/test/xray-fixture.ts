@@ -24,7 +24,16 @@ export type FixtureInstrument = {
 
 export const isin = (n: number) => `XA${String(n).padStart(10, '0')}`;
 
-const row = (n: number, region: string, sector: string, size: string, price: number | null, target: number | null, dividendYield: number | null, metrics?: FixtureInstrument['metrics']): FixtureInstrument => ({
+const row = (
+  n: number,
+  region: string,
+  sector: string,
+  size: string,
+  price: number | null,
+  target: number | null,
+  dividendYield: number | null,
+  metrics?: FixtureInstrument['metrics'],
+): FixtureInstrument => ({
   isin: isin(n),
   name: `Instrument ${n}`,
   region,
@@ -96,7 +105,10 @@ export async function startFixturePlatform(universes: TenantUniverse[] = [], env
   const createTenant = platform.tenant;
   platform.tenant = async (...args) => {
     const tenant = await createTenant(...args);
-    await seedTenantUniverses(platform.database, universes.filter((u) => u.tenant === tenant.tenantId));
+    await seedTenantUniverses(
+      platform.database,
+      universes.filter((u) => u.tenant === tenant.tenantId),
+    );
     return tenant;
   };
   return { platform, referenceDir };

@@ -49,7 +49,10 @@ describe('X-Ray stars (GET /xray/universe/)', () => {
 
   it('ranks the whole universe by quintile: 10 distinct values give 1,1,2,2,3,3,4,4,5,5; a missing metric is null', async () => {
     // VALUE 10…100 on I1…I10; I11 has a null metric, I12 no metrics row.
-    assert.deepEqual(await stars(b, { universe_name: 'GLOBAL', fields: 'VALUE_STARS' }), byNumber('VALUE_STARS', { 1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4, 9: 5, 10: 5, 11: null, 12: null }));
+    assert.deepEqual(
+      await stars(b, { universe_name: 'GLOBAL', fields: 'VALUE_STARS' }),
+      byNumber('VALUE_STARS', { 1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4, 9: 5, 10: 5, 11: null, 12: null }),
+    );
   });
 
   it('gives tied metrics the same stars (mid-rank)', async () => {
@@ -108,10 +111,16 @@ describe('X-Ray stars (GET /xray/universe/)', () => {
   it("adds a tenant's own members to a platform universe of the same name, and never shows them to another tenant", async () => {
     // A's ROBO = the platform's (I1 10, I2 20, I3 30, I9 90, I10 100, I11 null) and I5 50, I6 60:
     // seven values → 1 + ⌊5·(2k+1)/14⌋ = 1, 2, 2, 3, 4, 4, 5. B still sees the platform ROBO.
-    assert.deepEqual(await stars(a, { universe_name: 'ROBO', fields: 'VALUE_STARS' }), byNumber('VALUE_STARS', { 1: 1, 2: 2, 3: 2, 5: 3, 6: 4, 9: 4, 10: 5, 11: null }));
+    assert.deepEqual(
+      await stars(a, { universe_name: 'ROBO', fields: 'VALUE_STARS' }),
+      byNumber('VALUE_STARS', { 1: 1, 2: 2, 3: 2, 5: 3, 6: 4, 9: 4, 10: 5, 11: null }),
+    );
     assert.deepEqual(Object.keys(await stars(b, { universe_name: 'ROBO', fields: 'VALUE_STARS' })), [1, 2, 3, 9, 10, 11].map(isin));
     // MINE holds an instrument the reference data does not know: it is answered, with null stars.
-    assert.deepEqual(await stars(a, { universe_name: 'MINE', fields: 'VALUE_STARS' }), { ...byNumber('VALUE_STARS', { 7: 2, 8: 4 }), [unknownIsin]: { VALUE_STARS: null } });
+    assert.deepEqual(await stars(a, { universe_name: 'MINE', fields: 'VALUE_STARS' }), {
+      ...byNumber('VALUE_STARS', { 7: 2, 8: 4 }),
+      [unknownIsin]: { VALUE_STARS: null },
+    });
     assertProblem(await xray(b, { universe_name: 'MINE', fields: 'VALUE_STARS' }), 404, 'not_found');
   });
 
@@ -162,7 +171,10 @@ describe('X-Ray cache', () => {
     assert.equal(value(await xray.universeStars(tenant, { universe: 'GLOBAL' }), 1), 1);
     await new Promise((r) => setTimeout(r, 5)); // the next version sorts after the first
     // New data: I1's value becomes the largest.
-    await buildFixtureReference(join(dir, 'reference'), INSTRUMENTS.map((i) => (i.isin === isin(1) ? { ...i, metrics: { value: 1000, growth: 5 } } : i)));
+    await buildFixtureReference(
+      join(dir, 'reference'),
+      INSTRUMENTS.map((i) => (i.isin === isin(1) ? { ...i, metrics: { value: 1000, growth: 5 } } : i)),
+    );
     assert.equal(await store.reload(), true);
     assert.equal(value(await xray.universeStars(tenant, { universe: 'GLOBAL' }), 1), 5);
     assert.equal(xray.stats().misses, 2);
@@ -206,11 +218,17 @@ describe('X-Ray cache', () => {
     const fx = await startFixturePlatform([], { REFERENCE_RELOAD_MS: '50' });
     try {
       const t = await fx.platform.tenant();
-      const ask = () => call(`${fx.platform.dataUrl}/xray/universe/?universe_name=GLOBAL&fields=VALUE_STARS`, { headers: { 'x-tenant-id': t.tenantId, 'x-api-key': t.apiKey } });
+      const ask = () =>
+        call(`${fx.platform.dataUrl}/xray/universe/?universe_name=GLOBAL&fields=VALUE_STARS`, {
+          headers: { 'x-tenant-id': t.tenantId, 'x-api-key': t.apiKey },
+        });
       assert.equal((await ask()).body[0].data[isin(1)].VALUE_STARS, 1);
       assert.equal((await ask()).body[0].data[isin(1)].VALUE_STARS, 1);
       await new Promise((r) => setTimeout(r, 5));
-      await buildFixtureReference(fx.referenceDir, INSTRUMENTS.map((i) => (i.isin === isin(1) ? { ...i, metrics: { value: 1000, growth: 5 } } : i)));
+      await buildFixtureReference(
+        fx.referenceDir,
+        INSTRUMENTS.map((i) => (i.isin === isin(1) ? { ...i, metrics: { value: 1000, growth: 5 } } : i)),
+      );
       const deadline = Date.now() + 10_000;
       let stars = 1;
       while (stars !== 5 && Date.now() < deadline) {

@@ -49,7 +49,8 @@ export async function contractShapes(name: ContractName) {
     if (!operation) return `${key}: the contract has no such operation`;
     const response = operation.responses?.[String(status)];
     if (!response) return `${key}: the contract lists no ${status} answer for this operation`;
-    if (body === undefined) return response.content ? `${key}: answered no body where the contract documents ${Object.keys(response.content).join(', ')}` : undefined;
+    if (body === undefined)
+      return response.content ? `${key}: answered no body where the contract documents ${Object.keys(response.content).join(', ')}` : undefined;
     const media = response.content?.[mediaType];
     if (!media) return `${key}: answered ${mediaType}, the contract documents ${Object.keys(response.content ?? {}).join(', ') || 'no body'}`;
     if (!isJson(mediaType) || !media.schema) return undefined;
@@ -62,7 +63,9 @@ export async function contractShapes(name: ContractName) {
   const assertBody = (path: string, method: Method, status: number, body: unknown, mediaType = 'application/json'): void => {
     const validate = validator(path, method, status, mediaType);
     if (!validate(body)) {
-      assert.fail(`${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}\n${JSON.stringify(body).slice(0, 600)}`);
+      assert.fail(
+        `${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' })}\n${JSON.stringify(body).slice(0, 600)}`,
+      );
     }
   };
 
@@ -90,7 +93,11 @@ export async function contractShapes(name: ContractName) {
      * contract's schema for that status. Returns the problem.
      */
     problem(path: string, method: Method, result: ClientResult, status: number, code: string) {
-      assert.equal(result.response.status, status, `${method.toUpperCase()} ${path}: expected ${status} ${code}, got ${JSON.stringify(result.error ?? result.data ?? null).slice(0, 600)}`);
+      assert.equal(
+        result.response.status,
+        status,
+        `${method.toUpperCase()} ${path}: expected ${status} ${code}, got ${JSON.stringify(result.error ?? result.data ?? null).slice(0, 600)}`,
+      );
       assert.match(result.response.headers.get('content-type') ?? '', /^application\/problem\+json/);
       assertBody(path, method, status, result.error, 'application/problem+json');
       const problem = result.error as { status: number; code: string; detail: string; errors?: { loc: (string | number)[]; msg: string; type: string }[] };

@@ -47,7 +47,10 @@ describe('platform team CLI', function () {
     const amqp = await cli('destination', 'set-amqp', 'dest-bank', 'amqps://u:p@broker.example/vh', '--exchange', 'events');
     assert.deepEqual([amqp.kind, amqp.exchange, amqp.routing_key, amqp.topic], ['amqp', 'events', 'tenants.dest-bank.events', null]);
     assert.equal((await cli('destination', 'list')).length, 1);
-    await assert.rejects(cli('destination', 'set-mqtt', 'dest-bank', 'http://nope'), (e: { code: number; stderr: string }) => e.code === 1 && /mqtt:\/\//.test(e.stderr));
+    await assert.rejects(
+      cli('destination', 'set-mqtt', 'dest-bank', 'http://nope'),
+      (e: { code: number; stderr: string }) => e.code === 1 && /mqtt:\/\//.test(e.stderr),
+    );
     assert.deepEqual(await cli('destination', 'remove', 'dest-bank'), { removed: true });
   });
 

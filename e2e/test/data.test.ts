@@ -52,15 +52,17 @@ describe('data interface through the generated client, on the sample universe', 
     const tenant = await platform.tenant();
     return dataClient(platform.dataUrl, tenant.tenantId, tenant.apiKey);
   };
-  const xray = async (query: { universe_name: string; normalization_universe?: string; instrument_universe?: string; group_split_type?: components['schemas']['GroupSplitType'] }, c = client) => {
+  const xray = async (
+    query: { universe_name: string; normalization_universe?: string; instrument_universe?: string; group_split_type?: components['schemas']['GroupSplitType'] },
+    c = client,
+  ) => {
     const result = await c.GET('/xray/universe/', { params: { query: { fields: factors, ...query } } });
     return shapes.ok('/xray/universe/', 'get', result)[0]!.data as Stars;
   };
   /** A JSON reference answer, checked (its generated type also admits the Arrow representation). */
   const reference = (result: ClientResult, path: '/data/reference/query/' | '/data/reference/universe/' = '/data/reference/query/') =>
     shapes.ok(path, path === '/data/reference/query/' ? 'post' : 'get', result) as ReferenceData;
-  const search = async (body: SearchRequest, c = client) =>
-    shapes.ok('/smart-search/', 'post', await c.POST('/smart-search/', { body })).data;
+  const search = async (body: SearchRequest, c = client) => shapes.ok('/smart-search/', 'post', await c.POST('/smart-search/', { body })).data;
 
   before(async () => {
     [platform, shapes] = await Promise.all([startTestPlatform(), contractShapes('data')]);
@@ -87,7 +89,10 @@ describe('data interface through the generated client, on the sample universe', 
     }
     assert.notDeepEqual(universes.DEFAULT, universes.ROBO);
     for (const [isin, record] of Object.entries(global)) {
-      assert.deepEqual(Object.keys(record), fields.map((f) => f.toLowerCase()));
+      assert.deepEqual(
+        Object.keys(record),
+        fields.map((f) => f.toLowerCase()),
+      );
       assert.equal(record.isin, isin);
     }
     const all = await client.GET('/data/reference/universe/', { params: { query: { fields: ['NAME', 'PRICE'] } } });
@@ -100,7 +105,9 @@ describe('data interface through the generated client, on the sample universe', 
   });
 
   it('answers a reference query as {data: {isin: {field_lower: value}}, meta: null}, leaving out unknown instruments', async () => {
-    const result = await client.POST('/data/reference/query/', { body: { instrument_ids: picks, fields: ['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE', 'PRICE_DATE'], fields_extra: [] } });
+    const result = await client.POST('/data/reference/query/', {
+      body: { instrument_ids: picks, fields: ['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE', 'PRICE_DATE'], fields_extra: [] },
+    });
     const body = reference(result);
     assert.equal(body.meta, null);
     assert.deepEqual(Object.keys(body.data), picks.slice(0, 3));
@@ -120,18 +127,32 @@ describe('data interface through the generated client, on the sample universe', 
       assert.equal(result.response.headers.get('content-type'), accept);
       const table = tableFromIPC(new Uint8Array(result.data!));
       const types = Object.fromEntries(table.schema.fields.map((f) => [f.name, String(f.type)]));
-      assert.deepEqual(table.schema.fields.map((f) => f.name), ['instrument_id', ...fields.map((f) => f.toLowerCase())]);
+      assert.deepEqual(
+        table.schema.fields.map((f) => f.name),
+        ['instrument_id', ...fields.map((f) => f.toLowerCase())],
+      );
       assert.equal(types.instrument_id, 'Utf8');
       for (const name of ['name', 'asset_class', 'currency', 'sector']) assert.equal(types[name], 'Utf8', name);
       for (const name of ['market_cap', 'price', 'dividend_yield', 'ter', 'analyst_target_price']) assert.equal(types[name], 'Float64', name);
       assert.match(types.price_date!, /^Date32/);
       const rows = table.toArray().map((row) => Object.fromEntries(table.schema.fields.map((f) => [f.name, jsonOf(row[f.name], types[f.name]!)])));
-      assert.deepEqual(rows.map((r) => r.instrument_id), picks.slice(0, 3), 'one row per known instrument, in request order');
+      assert.deepEqual(
+        rows.map((r) => r.instrument_id),
+        picks.slice(0, 3),
+        'one row per known instrument, in request order',
+      );
       for (const { instrument_id, ...values } of rows) assert.deepEqual(values, json[instrument_id as string]);
     }
-    const universe = await client.GET('/data/reference/universe/', { params: { query: { universe_name: 'ROBO', fields: ['NAME'] }, header: { accept: ARROW_TYPES[0] } }, parseAs: 'arrayBuffer' });
+    const universe = await client.GET('/data/reference/universe/', {
+      params: { query: { universe_name: 'ROBO', fields: ['NAME'] }, header: { accept: ARROW_TYPES[0] } },
+      parseAs: 'arrayBuffer',
+    });
     const robo = tableFromIPC(new Uint8Array(universe.data!));
-    assert.deepEqual(robo.toArray().map((r) => r.instrument_id), universes.ROBO, 'a universe answers by ISIN');
+    assert.deepEqual(
+      robo.toArray().map((r) => r.instrument_id),
+      universes.ROBO,
+      'a universe answers by ISIN',
+    );
 
     const unacceptable = await client.POST('/data/reference/query/', { params: { header: { accept: 'text/html' } }, body });
     shapes.problem('/data/reference/query/', 'post', unacceptable, 406, 'not_acceptable');
@@ -165,7 +186,13 @@ describe('data interface through the generated client, on the sample universe', 
     });
     const some = await c.POST('/data/custom/reference/query/', { body: { instrument_ids: [x!, z!, UNKNOWN_ISIN], keys: ['esg_score'] } });
     assert.deepEqual(shapes.ok('/data/custom/reference/query/', 'post', some).data, { [x!]: { esg_score: 7.4 }, [z!]: { esg_score: 8.2 } });
-    shapes.problem('/data/custom/reference/query/', 'post', await c.POST('/data/custom/reference/query/', { body: { keys: ['never_uploaded'] } }), 422, 'unknown_field');
+    shapes.problem(
+      '/data/custom/reference/query/',
+      'post',
+      await c.POST('/data/custom/reference/query/', { body: { keys: ['never_uploaded'] } }),
+      422,
+      'unknown_field',
+    );
 
     // fields_extra reads the keys back; a custom key named like a field (sector) wins over the provider's value.
     const other = universes.GLOBAL!.find((isin) => !picks.includes(isin))!;
@@ -176,8 +203,20 @@ describe('data interface through the generated client, on the sample universe', 
     assert.deepEqual(read[other], { name: global[other]!.name, sector: global[other]!.sector, esg_score: null, in_house_rating: null, restricted: null });
     const arrow = await c.POST('/data/reference/query/', { params: { header: { accept: ARROW_TYPES[0] } }, body: query, parseAs: 'arrayBuffer' });
     const table = tableFromIPC(new Uint8Array(arrow.data!));
-    assert.deepEqual(Object.fromEntries(table.schema.fields.slice(3).map((f) => [f.name, String(f.type)])), { esg_score: 'Float64', in_house_rating: 'Utf8', restricted: 'Bool' });
-    assert.deepEqual(table.toArray().map((r) => [r.instrument_id, r.esg_score, r.restricted]), [[x, 7.4, false], [y, 6.1, false], [z, 8.2, true], [other, null, null]]);
+    assert.deepEqual(Object.fromEntries(table.schema.fields.slice(3).map((f) => [f.name, String(f.type)])), {
+      esg_score: 'Float64',
+      in_house_rating: 'Utf8',
+      restricted: 'Bool',
+    });
+    assert.deepEqual(
+      table.toArray().map((r) => [r.instrument_id, r.esg_score, r.restricted]),
+      [
+        [x, 7.4, false],
+        [y, 6.1, false],
+        [z, 8.2, true],
+        [other, null, null],
+      ],
+    );
     const listed = await c.GET('/data/reference/universe/', { params: { query: { universe_name: 'GLOBAL', fields: ['NAME'], fields_extra: ['esg_score'] } } });
     assert.equal(reference(listed, '/data/reference/universe/').data[z!]!.esg_score, 8.2);
 
@@ -206,7 +245,11 @@ describe('data interface through the generated client, on the sample universe', 
       }
     }
     for (const factor of factors) {
-      const seen = new Set(Object.values(stars.GLOBAL!).map((s) => s[factor]).filter((s) => s !== null));
+      const seen = new Set(
+        Object.values(stars.GLOBAL!)
+          .map((s) => s[factor])
+          .filter((s) => s !== null),
+      );
       assert.deepEqual([...seen].sort(), [1, 2, 3, 4, 5], `${factor}: every quintile over GLOBAL`);
     }
     // ROBO instruments ranked among GLOBAL score as they do in the GLOBAL answer.
@@ -233,7 +276,11 @@ describe('data interface through the generated client, on the sample universe', 
     // marks it required because it has a default, hence the cast.
     const request = {
       query: { reference: '$DIVIDEND_YIELD >= 0.01', xray: '$VALUE_STARS >= 3', derived: '$ANALYST_UPWARD_POTENTIAL > 0.05' },
-      sorting_variables: { xray: ['PROFITABILITY_STARS'], derived: ['ANALYST_UPWARD_POTENTIAL'], sorting_order: ['PROFITABILITY_STARS', 'ANALYST_UPWARD_POTENTIAL'] },
+      sorting_variables: {
+        xray: ['PROFITABILITY_STARS'],
+        derived: ['ANALYST_UPWARD_POTENTIAL'],
+        sorting_order: ['PROFITABILITY_STARS', 'ANALYST_UPWARD_POTENTIAL'],
+      },
       xray_parameters: { normalization_universe: 'GLOBAL', instrument_universe: 'GLOBAL', group_split_type: 'SECTOR' as const },
     };
     const found = await search(request as SearchRequest);
@@ -251,12 +298,22 @@ describe('data interface through the generated client, on the sample universe', 
       .GLOBAL!.filter((isin) => (global[isin]!.dividend_yield ?? -1) >= 0.01 && (stars[isin]!.VALUE_STARS ?? 0) >= 3 && (upside(isin) ?? 0) > 0.05)
       .sort(searchOrder([(isin) => stars[isin]!.PROFITABILITY_STARS ?? null, upside], false));
     assert.ok(expected.length > 3, `a search that finds something (${expected.length})`);
-    assert.deepEqual(found.instruments, expected.map((isin) => ({ isin, name: global[isin]!.name })));
+    assert.deepEqual(
+      found.instruments,
+      expected.map((isin) => ({ isin, name: global[isin]!.name })),
+    );
 
-    const lowYieldFirst = await search({ query: {}, sorting_variables: { reference: ['DIVIDEND_YIELD'], sorting_order: ['DIVIDEND_YIELD'], ascending: true }, group_split_type: 'REGION' });
+    const lowYieldFirst = await search({
+      query: {},
+      sorting_variables: { reference: ['DIVIDEND_YIELD'], sorting_order: ['DIVIDEND_YIELD'], ascending: true },
+      group_split_type: 'REGION',
+    });
     const byYield = [...universes.GLOBAL!].sort(searchOrder([(isin) => global[isin]!.dividend_yield ?? null], true));
     assert.ok(global[byYield.at(-1)!]!.dividend_yield === null, 'some instruments have no yield: they come last');
-    assert.deepEqual(lowYieldFirst.instruments.map((i) => i.isin), byYield);
+    assert.deepEqual(
+      lowYieldFirst.instruments.map((i) => i.isin),
+      byYield,
+    );
     assert.equal(lowYieldFirst.sorting_variables.ascending, true);
     assert.equal(lowYieldFirst.xray_parameters.group_split_type, 'REGION', 'a top-level group_split_type is the effective one');
     const both = await search({ query: {}, xray_parameters: { group_split_type: 'SIZE' }, group_split_type: 'REGION' });
@@ -265,16 +322,30 @@ describe('data interface through the generated client, on the sample universe', 
     const or = await search({ query: { xray: '($VALUE_STARS == 5 | $GROWTH_STARS == 5) & $SIZE_STARS != 1' } });
     const union = await xray({ universe_name: 'GLOBAL' });
     const passes = (s: Record<string, number | null>) => (s.VALUE_STARS === 5 || s.GROWTH_STARS === 5) && s.SIZE_STARS !== null && s.SIZE_STARS !== 1;
-    assert.deepEqual(or.instruments.map((i) => i.isin), universes.GLOBAL!.filter((isin) => passes(union[isin]!)));
+    assert.deepEqual(
+      or.instruments.map((i) => i.isin),
+      universes.GLOBAL!.filter((isin) => passes(union[isin]!)),
+    );
 
     const everything = await search({ query: {} });
-    assert.deepEqual(everything.instruments.map((i) => i.isin), universes.GLOBAL, 'no filter: the whole universe by ISIN');
+    assert.deepEqual(
+      everything.instruments.map((i) => i.isin),
+      universes.GLOBAL,
+      'no filter: the whole universe by ISIN',
+    );
     assert.deepEqual(everything.query, { reference: null, xray: null, derived: null });
     assert.deepEqual(everything.xray_parameters, { normalization_universe: null, instrument_universe: null, group_split_type: null });
     assert.deepEqual(everything.sorting_variables, { reference: [], xray: [], derived: [], sorting_order: [], ascending: false });
 
-    const unlisted = await client.POST('/smart-search/', { body: { query: {}, sorting_variables: { xray: ['VALUE_STARS'], sorting_order: ['GROWTH_STARS'], ascending: false } } });
-    assert.deepEqual(shapes.problem('/smart-search/', 'post', unlisted, 422, 'validation_failed').errors?.[0]?.loc, ['body', 'sorting_variables', 'sorting_order', 0]);
+    const unlisted = await client.POST('/smart-search/', {
+      body: { query: {}, sorting_variables: { xray: ['VALUE_STARS'], sorting_order: ['GROWTH_STARS'], ascending: false } },
+    });
+    assert.deepEqual(shapes.problem('/smart-search/', 'post', unlisted, 422, 'validation_failed').errors?.[0]?.loc, [
+      'body',
+      'sorting_variables',
+      'sorting_order',
+      0,
+    ]);
   });
 
   it('answers problem+json: 422 unknown_field for an unknown field, 400 invalid_filter with the position for a bad filter', async () => {
@@ -298,12 +369,24 @@ describe('data interface through the generated client, on the sample universe', 
     assert.deepEqual(shapes.problem('/data/reference/query/', 'post', notIsin, 422, 'validation_failed').errors?.[0]?.loc, ['body', 'instrument_ids', 1]);
     const c = await newClient();
     const csvPath = '/data/custom/reference/csv/';
-    const badRow = await c.POST(csvPath, { body: `instrument_id,esg_score\n${picks[0]},1\nnot-an-isin,2\n`, bodySerializer: (b: string) => b, headers: { 'content-type': 'text/csv' } });
+    const badRow = await c.POST(csvPath, {
+      body: `instrument_id,esg_score\n${picks[0]},1\nnot-an-isin,2\n`,
+      bodySerializer: (b: string) => b,
+      headers: { 'content-type': 'text/csv' },
+    });
     assert.deepEqual(shapes.problem(csvPath, 'post', badRow, 422, 'validation_failed').errors?.[0]?.loc, ['body', 3, 'instrument_id']);
-    const badHeader = await c.POST(csvPath, { body: `isin,esg_score\n${picks[0]},1\n`, bodySerializer: (b: string) => b, headers: { 'content-type': 'text/csv' } });
+    const badHeader = await c.POST(csvPath, {
+      body: `isin,esg_score\n${picks[0]},1\n`,
+      bodySerializer: (b: string) => b,
+      headers: { 'content-type': 'text/csv' },
+    });
     assert.deepEqual(shapes.problem(csvPath, 'post', badHeader, 422, 'validation_failed').errors?.[0]?.loc, ['body', 1, 'isin']);
     shapes.problem(csvPath, 'post', await c.POST(csvPath, { body: `instrument_id,esg_score\n${picks[0]},1\n` }), 415, 'unsupported_media_type');
-    assert.deepEqual(shapes.ok('/data/custom/reference/query/', 'post', await c.POST('/data/custom/reference/query/', { body: {} })).data, {}, 'nothing of a refused upload is stored');
+    assert.deepEqual(
+      shapes.ok('/data/custom/reference/query/', 'post', await c.POST('/data/custom/reference/query/', { body: {} })).data,
+      {},
+      'nothing of a refused upload is stored',
+    );
 
     const unknownScope = await client.POST('/smart-search/', { body: { query: {}, xray_parameters: { instrument_universe: 'NOPE' } } });
     shapes.problem('/smart-search/', 'post', unknownScope, 404, 'not_found');
@@ -311,7 +394,9 @@ describe('data interface through the generated client, on the sample universe', 
 
   it('answers a query parameter the contract refuses with a 400 invalid_parameter', async () => {
     const problem = shapes.schema('Problem');
-    const split = await client.GET('/xray/universe/', { params: { query: { universe_name: 'GLOBAL', fields: ['VALUE_STARS'], group_split_type: 'CONTINENT' as 'REGION' } } });
+    const split = await client.GET('/xray/universe/', {
+      params: { query: { universe_name: 'GLOBAL', fields: ['VALUE_STARS'], group_split_type: 'CONTINENT' as 'REGION' } },
+    });
     assert.equal(split.response.status, 400);
     shapes.assertSchema(problem, split.error);
     assert.equal((split.error as { code: string }).code, 'invalid_parameter');
@@ -323,7 +408,9 @@ describe('data interface through the generated client, on the sample universe', 
   });
 
   it('documents the 400 invalid_parameter of query parameters on every operation that takes them', async () => {
-    const split = await client.GET('/xray/universe/', { params: { query: { universe_name: 'GLOBAL', fields: ['VALUE_STARS'], group_split_type: 'CONTINENT' as 'REGION' } } });
+    const split = await client.GET('/xray/universe/', {
+      params: { query: { universe_name: 'GLOBAL', fields: ['VALUE_STARS'], group_split_type: 'CONTINENT' as 'REGION' } },
+    });
     shapes.problem('/xray/universe/', 'get', split, 400, 'invalid_parameter');
     const name = await client.GET('/data/reference/universe/', { params: { query: { universe_name: 'no spaces allowed', fields: ['NAME'] } } });
     shapes.problem('/data/reference/universe/', 'get', name, 400, 'invalid_parameter');
@@ -353,7 +440,10 @@ describe('data interface through the generated client, on the sample universe', 
     assert.ok(ids.length > 0 && definitions.every((d) => !d.custom));
     assert.deepEqual(ids, sorted(ids));
     const all = shapes.ok('/inspiration/', 'get', await c.GET('/inspiration/'));
-    assert.deepEqual(all.map(({ instruments, ...definition }) => definition), definitions);
+    assert.deepEqual(
+      all.map(({ instruments, ...definition }) => definition),
+      definitions,
+    );
     for (const inspiration of all) {
       // Without xray_parameters smart search ranks over the same default scope: all the tenant's universes.
       const same = await search({ query: { xray: inspiration.query.xray } }, c);
@@ -361,10 +451,18 @@ describe('data interface through the generated client, on the sample universe', 
     }
     assert.ok(all.some((i) => i.instruments.length > 0));
     const two = shapes.ok('/inspiration/', 'get', await c.GET('/inspiration/', { params: { query: { id: [ids[1]!, ids[0]!] } } }));
-    assert.deepEqual(two.map((i) => i.id), ids.slice(0, 2));
+    assert.deepEqual(
+      two.map((i) => i.id),
+      ids.slice(0, 2),
+    );
 
     const path = { inspiration_id: 'house_value_picks' };
-    const input = { name: 'House value picks', description: 'Undervalued, profitable companies.', type: 'inspiration' as const, query: { xray: '$VALUE_STARS >= 4 & $PROFITABILITY_STARS >= 3' } };
+    const input = {
+      name: 'House value picks',
+      description: 'Undervalued, profitable companies.',
+      type: 'inspiration' as const,
+      query: { xray: '$VALUE_STARS >= 4 & $PROFITABILITY_STARS >= 3' },
+    };
     const created = await c.PUT('/inspiration/definition/{inspiration_id}', { params: { path }, body: input });
     assert.deepEqual(shapes.ok('/inspiration/definition/{inspiration_id}', 'put', created, 201), { id: path.inspiration_id, custom: true, ...input });
     assert.equal(created.response.headers.get('location'), '/inspiration/definition/house_value_picks');
@@ -372,7 +470,10 @@ describe('data interface through the generated client, on the sample universe', 
     assert.equal(shapes.ok('/inspiration/definition/{inspiration_id}', 'put', replaced, 200).name, 'House picks');
 
     const listed = shapes.ok('/inspiration/definition/', 'get', await c.GET('/inspiration/definition/'));
-    assert.deepEqual(listed.map((d) => d.id), sorted([...ids, path.inspiration_id]));
+    assert.deepEqual(
+      listed.map((d) => d.id),
+      sorted([...ids, path.inspiration_id]),
+    );
     assert.equal(listed.find((d) => d.id === path.inspiration_id)!.custom, true);
     const own = shapes.ok('/inspiration/', 'get', await c.GET('/inspiration/', { params: { query: { id: [path.inspiration_id] } } }));
     assert.equal(own.length, 1);
@@ -388,7 +489,13 @@ describe('data interface through the generated client, on the sample universe', 
     const deleted = await c.DELETE(putPath, { params: { path } });
     assert.equal(deleted.response.status, 204);
     shapes.problem(putPath, 'delete', await c.DELETE(putPath, { params: { path } }), 404, 'not_found');
-    const gone = shapes.problem('/inspiration/', 'get', await c.GET('/inspiration/', { params: { query: { id: [ids[0]!, path.inspiration_id] } } }), 404, 'not_found');
+    const gone = shapes.problem(
+      '/inspiration/',
+      'get',
+      await c.GET('/inspiration/', { params: { query: { id: [ids[0]!, path.inspiration_id] } } }),
+      404,
+      'not_found',
+    );
     assert.match(gone.detail, /house_value_picks/, 'the 404 names the id');
     assert.deepEqual(shapes.ok('/inspiration/definition/', 'get', await c.GET('/inspiration/definition/')), definitions);
   });
@@ -439,9 +546,18 @@ describe('data interface through the generated client, on the sample universe', 
     const ofB = shapes.ok('/inspiration/definition/', 'get', await asB.GET('/inspiration/definition/'));
     assert.ok(!ofB.some((d) => d.id === 'only_a' || d.custom));
     shapes.problem('/inspiration/', 'get', await asB.GET('/inspiration/', { params: { query: { id: ['only_a'] } } }), 404, 'not_found');
-    shapes.problem('/inspiration/definition/{inspiration_id}', 'delete', await asB.DELETE('/inspiration/definition/{inspiration_id}', { params: { path: { inspiration_id: 'only_a' } } }), 404, 'not_found');
+    shapes.problem(
+      '/inspiration/definition/{inspiration_id}',
+      'delete',
+      await asB.DELETE('/inspiration/definition/{inspiration_id}', { params: { path: { inspiration_id: 'only_a' } } }),
+      404,
+      'not_found',
+    );
     const ofA = shapes.ok('/inspiration/definition/', 'get', await asA.GET('/inspiration/definition/'));
-    assert.deepEqual(ofA.find((d) => d.id === 'only_a'), { id: 'only_a', custom: true, ...body });
+    assert.deepEqual(
+      ofA.find((d) => d.id === 'only_a'),
+      { id: 'only_a', custom: true, ...body },
+    );
 
     const crossed = await dataClient(platform.dataUrl, b.tenantId, a.apiKey).POST('/data/custom/reference/query/', { body: {} });
     shapes.problem('/data/custom/reference/query/', 'post', crossed, 403, 'forbidden');

@@ -35,7 +35,9 @@ describe('funding and withdrawal journeys of both broker integrations (generated
 
   const onboard = async (brokerIntegration: 'CLIENT' | 'SERVICE'): Promise<Journey> => {
     const tenant = await platform.tenant(undefined, { brokerIntegration });
-    const login = await managementClient(platform.managementUrl).POST('/auth/login/', { body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret } });
+    const login = await managementClient(platform.managementUrl).POST('/auth/login/', {
+      body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret },
+    });
     const token = login.data!.access_token;
     const client = managementClient(platform.managementUrl, token);
     const user = await client.POST('/users/', { body: { first_name: 'Ada', last_name: 'Lovelace', external_id: `crm-${brokerIntegration}` } });
@@ -81,7 +83,9 @@ describe('funding and withdrawal journeys of both broker integrations (generated
   const cashTransactions = async (j: Journey) => {
     const res = await j.client.GET('/portfolios/{portfolio_id}/transactions/', { params: { path: { portfolio_id: j.portfolioId } } });
     assert.equal(res.response.status, 200);
-    return res.data!.results.map((t) => ({ id: t.id, type: t.type, status: t.status, quantity: t.quantity, currency: t.currency, external_id: t.external_id })).sort((a, b) => a.id.localeCompare(b.id));
+    return res
+      .data!.results.map((t) => ({ id: t.id, type: t.type, status: t.status, quantity: t.quantity, currency: t.currency, external_id: t.external_id }))
+      .sort((a, b) => a.id.localeCompare(b.id));
   };
 
   /** The id in a Location header, checked to be the path of a transaction of the journey's portfolio. */
@@ -100,7 +104,8 @@ describe('funding and withdrawal journeys of both broker integrations (generated
     }
     assert.fail(`event ${eventId} never reached NATS`);
   };
-  const optimizerRequestsFor = (j: Journey) => published.filter((m) => m.subject === subjects.optimizerRequests && m.body.portfolio_id === j.portfolioId).map((m) => m.body);
+  const optimizerRequestsFor = (j: Journey) =>
+    published.filter((m) => m.subject === subjects.optimizerRequests && m.body.portfolio_id === j.portfolioId).map((m) => m.body);
 
   const pendingDivest = async (j: Journey) => {
     const res = await j.client.GET('/portfolios/', {
@@ -139,7 +144,15 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.equal(first.data!.id, firstId);
       assert.equal(first.response.headers.get('idempotency-replayed'), null);
       assert.deepEqual(
-        { portfolio_id: first.data!.portfolio_id, type: first.data!.type, status: first.data!.status, quantity: first.data!.quantity, currency: first.data!.currency, external_id: first.data!.external_id, instrument_id: first.data!.instrument_id },
+        {
+          portfolio_id: first.data!.portfolio_id,
+          type: first.data!.type,
+          status: first.data!.status,
+          quantity: first.data!.quantity,
+          currency: first.data!.currency,
+          external_id: first.data!.external_id,
+          instrument_id: first.data!.instrument_id,
+        },
         { portfolio_id: j.portfolioId, type: 'CASH', status: 'SETTLED', quantity: '60.00', currency: 'EUR', external_id: 'cb-1', instrument_id: '$EUR' },
       );
       let portfolio = await getPortfolio(j);
@@ -148,18 +161,33 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.equal(portfolio.status, 'WAITING_FOR_FUNDS');
       let events = await j.events();
       assert.deepEqual(names(events), ['notifications.deposit-received']);
-      assert.deepEqual({ ...events[0]!.data }, {
-        id: j.portfolioId, external_id: 'pf-CLIENT', owned_by_user_id: j.userId, owned_by_external_user_id: 'crm-CLIENT', amount: '60.00', currency: 'EUR', transaction_id: firstId,
-      });
+      assert.deepEqual(
+        { ...events[0]!.data },
+        {
+          id: j.portfolioId,
+          external_id: 'pf-CLIENT',
+          owned_by_user_id: j.userId,
+          owned_by_external_user_id: 'crm-CLIENT',
+          amount: '60.00',
+          currency: 'EUR',
+          transaction_id: firstId,
+        },
+      );
 
-      const second = { params: { header: { 'Idempotency-Key': 'cb-2' } }, body: { data: { amount: '40.00', currency: 'EUR', portfolio: j.portfolioId, external_id: 'cb-2' } } };
+      const second = {
+        params: { header: { 'Idempotency-Key': 'cb-2' } },
+        body: { data: { amount: '40.00', currency: 'EUR', portfolio: j.portfolioId, external_id: 'cb-2' } },
+      };
       const booked = await j.client.POST('/events/deposit/', second);
       assert.equal(booked.response.status, 201);
       const secondId = transactionAt(j, booked.response.headers.get('location'));
       portfolio = await getPortfolio(j);
       assert.deepEqual(portfolio.portfolio, { $EUR: 100 });
       assert.equal(portfolio.status, 'ACTIVE');
-      assert.ok(portfolio.funded_since !== null && Date.parse(portfolio.funded_since!) >= Date.parse(first.data!.datetime!), `funded_since ${portfolio.funded_since}`);
+      assert.ok(
+        portfolio.funded_since !== null && Date.parse(portfolio.funded_since!) >= Date.parse(first.data!.datetime!),
+        `funded_since ${portfolio.funded_since}`,
+      );
       events = await j.events();
       assert.deepEqual(names(events), ['portfolios.status-update', 'notifications.deposit-received']);
       assert.equal(events[0]!.data.value, 'ACTIVE');
@@ -180,21 +208,40 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.deepEqual([duplicate.response.status, duplicate.error?.code], [409, 'duplicate_value']);
       assert.deepEqual((await getPortfolio(j)).portfolio, { $EUR: 100 });
 
-      assert.deepEqual(await cashTransactions(j), [
-        { id: firstId, type: 'CASH', status: 'SETTLED', quantity: '60.00', currency: 'EUR', external_id: 'cb-1' },
-        { id: secondId, type: 'CASH', status: 'SETTLED', quantity: '40.00', currency: 'EUR', external_id: 'cb-2' },
-      ].sort((a, b) => a.id.localeCompare(b.id)));
+      assert.deepEqual(
+        await cashTransactions(j),
+        [
+          { id: firstId, type: 'CASH', status: 'SETTLED', quantity: '60.00', currency: 'EUR', external_id: 'cb-1' },
+          { id: secondId, type: 'CASH', status: 'SETTLED', quantity: '40.00', currency: 'EUR', external_id: 'cb-2' },
+        ].sort((a, b) => a.id.localeCompare(b.id)),
+      );
     });
 
     it('runs a withdrawal: request event, cash available, the client books and patches, then reports it executed; the batch query finds it while pending', async () => {
       const j = clientSide;
       assert.deepEqual(await pendingDivest(j), []);
-      const requested = await j.client.PATCH('/portfolios/{portfolio_id}', { params: { path: { portfolio_id: j.portfolioId } }, body: { config: { manager_settings: { divest_amount: 30 } } } });
+      const requested = await j.client.PATCH('/portfolios/{portfolio_id}', {
+        params: { path: { portfolio_id: j.portfolioId } },
+        body: { config: { manager_settings: { divest_amount: 30 } } },
+      });
       assert.equal(requested.response.status, 200);
       let events = await j.events();
       assert.deepEqual(names(events), ['portfolios.divest-amount-update', 'portfolios.cash-available-for-withdrawal']);
-      assert.deepEqual({ ...events[0]!.data }, { id: j.portfolioId, external_id: 'pf-CLIENT', divest_amount: 30, currency: 'EUR', owned_by_user_id: j.userId, owned_by_external_user_id: 'crm-CLIENT' });
-      assert.deepEqual({ ...events[1]!.data }, { id: j.portfolioId, external_id: 'pf-CLIENT', currency: 'EUR', owned_by_user_id: j.userId, owned_by_external_user_id: 'crm-CLIENT' });
+      assert.deepEqual(
+        { ...events[0]!.data },
+        {
+          id: j.portfolioId,
+          external_id: 'pf-CLIENT',
+          divest_amount: 30,
+          currency: 'EUR',
+          owned_by_user_id: j.userId,
+          owned_by_external_user_id: 'crm-CLIENT',
+        },
+      );
+      assert.deepEqual(
+        { ...events[1]!.data },
+        { id: j.portfolioId, external_id: 'pf-CLIENT', currency: 'EUR', owned_by_user_id: j.userId, owned_by_external_user_id: 'crm-CLIENT' },
+      );
       assert.deepEqual(await pendingDivest(j), [j.portfolioId], 'the batch variant finds the pending withdrawal');
 
       const booked = await j.client.POST('/portfolios/{portfolio_id}/transactions/', {
@@ -225,14 +272,31 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.ok(Math.abs(Date.parse(record.recorded_datetime) - Date.now()) < 60_000, record.recorded_datetime);
       assert.deepEqual(
         { ...record, recorded_datetime: undefined, notification_event_id: undefined },
-        { portfolio_id: j.portfolioId, amount: '30.00', currency: 'EUR', external_id: 'wd-1', transaction_id: null, recorded_datetime: undefined, notification_event_id: undefined },
+        {
+          portfolio_id: j.portfolioId,
+          amount: '30.00',
+          currency: 'EUR',
+          external_id: 'wd-1',
+          transaction_id: null,
+          recorded_datetime: undefined,
+          notification_event_id: undefined,
+        },
       );
       events = await j.events();
       assert.deepEqual(names(events), ['notifications.withdrawal-executed']);
       assert.equal(events[0]!.id, record.notification_event_id);
-      assert.deepEqual({ ...events[0]!.data }, {
-        id: j.portfolioId, external_id: 'pf-CLIENT', owned_by_user_id: j.userId, owned_by_external_user_id: 'crm-CLIENT', amount: '30.00', currency: 'EUR', transaction_id: null,
-      });
+      assert.deepEqual(
+        { ...events[0]!.data },
+        {
+          id: j.portfolioId,
+          external_id: 'pf-CLIENT',
+          owned_by_user_id: j.userId,
+          owned_by_external_user_id: 'crm-CLIENT',
+          amount: '30.00',
+          currency: 'EUR',
+          transaction_id: null,
+        },
+      );
       const after = await getPortfolio(j);
       assert.deepEqual(after.portfolio, { $EUR: 70 }, 'with CLIENT integration the service leaves the holdings to the client');
       assert.equal(after.version, patched.data!.version);
@@ -249,23 +313,26 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       const request = requests[0]!;
       assert.match(String(request.request_id), ULID);
       assert.match(String(request.optimization_id), /^O[0-9A-HJKMNP-TV-Z]{26}$/);
-      assert.deepEqual({ ...request, request_id: undefined, optimization_id: undefined, requested_at: undefined }, {
-        request_id: undefined,
-        optimization_id: undefined,
-        requested_at: undefined,
-        tenant_id: j.tenantId,
-        portfolio_id: j.portfolioId,
-        reason: 'DEPOSIT',
-        base_currency: 'EUR',
-        holdings: { $EUR: 60 },
-        cash_buffer: 0,
-        divest_amount: 0,
-        asset_class_bands: { EQUITY: [0.5, 0.7] },
-        model_portfolio: { IE00B4L5Y983: 0.6, IE00B3F81409: 0.35 },
-        fractional_shares: false,
-        transaction_cost_bps: 0,
-        rebalancing_threshold: 0.05,
-      });
+      assert.deepEqual(
+        { ...request, request_id: undefined, optimization_id: undefined, requested_at: undefined },
+        {
+          request_id: undefined,
+          optimization_id: undefined,
+          requested_at: undefined,
+          tenant_id: j.tenantId,
+          portfolio_id: j.portfolioId,
+          reason: 'DEPOSIT',
+          base_currency: 'EUR',
+          holdings: { $EUR: 60 },
+          cash_buffer: 0,
+          divest_amount: 0,
+          asset_class_bands: { EQUITY: [0.5, 0.7] },
+          model_portfolio: { IE00B4L5Y983: 0.6, IE00B3F81409: 0.35 },
+          fractional_shares: false,
+          transaction_cost_bps: 0,
+          rebalancing_threshold: 0.05,
+        },
+      );
     });
   });
 
@@ -279,14 +346,22 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       assert.equal(started.response.status, 202);
       const id = transactionAt(j, started.response.headers.get('location'));
       assert.deepEqual(
-        { id: started.data!.id, type: started.data!.type, status: started.data!.status, quantity: started.data!.quantity, external_id: started.data!.external_id },
+        {
+          id: started.data!.id,
+          type: started.data!.type,
+          status: started.data!.status,
+          quantity: started.data!.quantity,
+          external_id: started.data!.external_id,
+        },
         { id, type: 'CASH', status: 'PENDING', quantity: '150.00', external_id: 'sb-1' },
       );
 
       let status: string | undefined;
       for (let i = 0; i < 100 && status !== 'SETTLED'; i++) {
         if (i > 0) await sleep(100);
-        const transaction = await j.client.GET('/portfolios/{portfolio_id}/transactions/{transaction_id}', { params: { path: { portfolio_id: j.portfolioId, transaction_id: id } } });
+        const transaction = await j.client.GET('/portfolios/{portfolio_id}/transactions/{transaction_id}', {
+          params: { path: { portfolio_id: j.portfolioId, transaction_id: id } },
+        });
         assert.equal(transaction.response.status, 200);
         status = transaction.data!.status;
       }
@@ -295,21 +370,40 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       const portfolio = await getPortfolio(j);
       assert.deepEqual(portfolio.portfolio, { $EUR: 150 });
       assert.equal(portfolio.status, 'ACTIVE');
-      assert.ok(portfolio.funded_since !== null && Date.parse(portfolio.funded_since!) >= Date.parse(started.data!.datetime!), `funded_since ${portfolio.funded_since}`);
+      assert.ok(
+        portfolio.funded_since !== null && Date.parse(portfolio.funded_since!) >= Date.parse(started.data!.datetime!),
+        `funded_since ${portfolio.funded_since}`,
+      );
       const events = await j.events();
       assert.deepEqual(names(events), ['portfolios.status-update', 'notifications.deposit-received']);
       assert.equal(events[0]!.data.value, 'ACTIVE');
-      assert.deepEqual({ ...events[1]!.data }, {
-        id: j.portfolioId, external_id: 'pf-SERVICE', owned_by_user_id: j.userId, owned_by_external_user_id: 'crm-SERVICE', amount: '150.00', currency: 'EUR', transaction_id: id,
-      });
+      assert.deepEqual(
+        { ...events[1]!.data },
+        {
+          id: j.portfolioId,
+          external_id: 'pf-SERVICE',
+          owned_by_user_id: j.userId,
+          owned_by_external_user_id: 'crm-SERVICE',
+          amount: '150.00',
+          currency: 'EUR',
+          transaction_id: id,
+        },
+      );
       for (let i = 0; i < 200 && optimizerRequestsFor(j).length === 0; i++) await sleep(50);
       const requests = optimizerRequestsFor(j);
-      assert.deepEqual(requests.map((r) => [r.tenant_id, r.reason, r.holdings]), [[j.tenantId, 'DEPOSIT', { $EUR: 150 }]], 'settlement asks the optimizer like a client-reported deposit');
+      assert.deepEqual(
+        requests.map((r) => [r.tenant_id, r.reason, r.holdings]),
+        [[j.tenantId, 'DEPOSIT', { $EUR: 150 }]],
+        'settlement asks the optimizer like a client-reported deposit',
+      );
     });
 
     it('books an executed withdrawal itself: negative CASH transaction, cash and divest_amount lowered; more than the cash is a 409', async () => {
       const j = serviceSide;
-      const requested = await j.client.PATCH('/portfolios/{portfolio_id}', { params: { path: { portfolio_id: j.portfolioId } }, body: { config: { manager_settings: { divest_amount: 25 } } } });
+      const requested = await j.client.PATCH('/portfolios/{portfolio_id}', {
+        params: { path: { portfolio_id: j.portfolioId } },
+        body: { config: { manager_settings: { divest_amount: 25 } } },
+      });
       assert.equal(requested.response.status, 200);
       let events = await j.events();
       assert.deepEqual(names(events), ['portfolios.divest-amount-update'], 'no cash-available-for-withdrawal with SERVICE integration');
@@ -323,9 +417,17 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       const id = transactionAt(j, executed.response.headers.get('location'));
       assert.equal(executed.data!.transaction_id, id);
       assert.deepEqual([executed.data!.portfolio_id, executed.data!.amount, executed.data!.external_id], [j.portfolioId, '25.00', 'swd-1']);
-      const transaction = await j.client.GET('/portfolios/{portfolio_id}/transactions/{transaction_id}', { params: { path: { portfolio_id: j.portfolioId, transaction_id: id } } });
+      const transaction = await j.client.GET('/portfolios/{portfolio_id}/transactions/{transaction_id}', {
+        params: { path: { portfolio_id: j.portfolioId, transaction_id: id } },
+      });
       assert.deepEqual(
-        { type: transaction.data!.type, status: transaction.data!.status, quantity: transaction.data!.quantity, currency: transaction.data!.currency, external_id: transaction.data!.external_id },
+        {
+          type: transaction.data!.type,
+          status: transaction.data!.status,
+          quantity: transaction.data!.quantity,
+          currency: transaction.data!.currency,
+          external_id: transaction.data!.external_id,
+        },
         { type: 'CASH', status: 'SETTLED', quantity: '-25.00', currency: 'EUR', external_id: 'swd-1' },
       );
       const portfolio = await getPortfolio(j);

@@ -50,10 +50,14 @@ async function exitWithin(run: { child: ChildProcess; output: () => string }, ms
 /** The pid of the supervisor's child whose command line holds `part`, once there is one other than `not`. */
 async function childPid(supervisor: ChildProcess, part: string, not?: number): Promise<number> {
   let pid: number | undefined;
-  await waitFor(`a child running ${part}`, async () => {
-    pid = childrenOf(supervisor.pid!, part).find((p) => p.pid !== not)?.pid;
-    if (pid === undefined) throw new Error('none yet');
-  }, 60_000);
+  await waitFor(
+    `a child running ${part}`,
+    async () => {
+      pid = childrenOf(supervisor.pid!, part).find((p) => p.pid !== not)?.pid;
+      if (pid === undefined) throw new Error('none yet');
+    },
+    60_000,
+  );
   return pid!;
 }
 
@@ -64,7 +68,13 @@ describe('npm start', function () {
   let ports: Record<string, number>;
 
   before(async () => {
-    ports = { MANAGEMENT_PORT: await freePort(), DATA_PORT: await freePort(), PG_PORT: await freePort(), NATS_PORT: await freePort(), MQTT_PORT: await freePort() };
+    ports = {
+      MANAGEMENT_PORT: await freePort(),
+      DATA_PORT: await freePort(),
+      PG_PORT: await freePort(),
+      NATS_PORT: await freePort(),
+      MQTT_PORT: await freePort(),
+    };
   });
   after(() => {
     for (const left of processesOf(dataDir)) process.kill(left.pid, 'SIGKILL');
@@ -80,16 +90,26 @@ describe('npm start', function () {
 
   /** After the supervisor exited: none of its processes (Postgres backends included) is left, and its ports are free. */
   const assertNothingLeft = async () => {
-    await waitFor('the processes of the data folder to end', async () => {
-      const left = processesOf(dataDir);
-      if (left.length) throw new Error(left.map((p) => `${p.pid} ${p.command}`).join('\n'));
-    }, 15_000);
+    await waitFor(
+      'the processes of the data folder to end',
+      async () => {
+        const left = processesOf(dataDir);
+        if (left.length) throw new Error(left.map((p) => `${p.pid} ${p.command}`).join('\n'));
+      },
+      15_000,
+    );
     for (const port of Object.values(ports)) assert.equal(await portAnswers(port), false, `port ${port} still open`);
   };
 
   it('starts on an older data folder, serves both interfaces with the demo credentials, stops everything on Ctrl-C, and reuses its data', async () => {
     // An older `npm start` gave the postgres role a fixed password.
-    const former = await startEmbeddedPostgres({ dir: join(dataDir, 'pg'), port: ports.PG_PORT!, persistent: true, password: 'platform', log: () => undefined });
+    const former = await startEmbeddedPostgres({
+      dir: join(dataDir, 'pg'),
+      port: ports.PG_PORT!,
+      persistent: true,
+      password: 'platform',
+      log: () => undefined,
+    });
     await former.stop();
 
     const first = await start(dataDir, ports);
@@ -138,10 +158,14 @@ describe('npm start', function () {
       const killed = await childPid(run.child, entry);
       process.kill(killed, 'SIGKILL');
       await childPid(run.child, entry, killed);
-      await waitFor(`${name} /livez after its restart`, async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/livez`);
-        if (res.status !== 200) throw new Error(`status ${res.status}`);
-      }, 60_000);
+      await waitFor(
+        `${name} /livez after its restart`,
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${port}/livez`);
+          if (res.status !== 200) throw new Error(`status ${res.status}`);
+        },
+        60_000,
+      );
       assert.match(run.output(), new RegExp(`\\[start\\] ${name} exited \\(killed by SIGKILL\\); restarting it`));
     }
 

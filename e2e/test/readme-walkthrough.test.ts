@@ -58,7 +58,11 @@ describe('README walk-through with curl', function () {
   let platform: { child: ChildProcess; output: () => string } | undefined;
 
   before(async () => {
-    for (const [binary, pkg] of [['jq', 'jq'], ['curl', 'curl']]) ensureInstalled(binary!, pkg!, (line) => console.log(line), 'to run the README walk-through');
+    for (const [binary, pkg] of [
+      ['jq', 'jq'],
+      ['curl', 'curl'],
+    ])
+      ensureInstalled(binary!, pkg!, (line) => console.log(line), 'to run the README walk-through');
     env = { ...process.env, PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
     for (const name of ['MANAGEMENT_PORT', 'DATA_PORT', 'PG_PORT', 'NATS_PORT', 'MQTT_PORT']) env[name] = String(await freePort());
     // What a user's shell would not have: the test harness's servers, URLs the walk-through honours.
@@ -96,7 +100,10 @@ describe('README walk-through with curl', function () {
       const portfolio = new RegExp(`"id":"(P[0-9A-HJKMNP-TV-Z]{26})".*"owned_by_user_id":"${user[1]}"`).exec(output);
       assert.ok(portfolio, `a portfolio of that user:\n${output}`);
       assert.ok(output.split(portfolio[1]!).length - 1 >= 2, 'the portfolio created and read back');
-      const instrument = /\{"data":\{"([A-Z]{2}[A-Z0-9]{9}\d)":\{"name":"Sample [^"]+","asset_class":"[A-Z_]+","currency":"[A-Z]{3}","price":[\d.]+\}\},"meta":null\}/.exec(output);
+      const instrument =
+        /\{"data":\{"([A-Z]{2}[A-Z0-9]{9}\d)":\{"name":"Sample [^"]+","asset_class":"[A-Z_]+","currency":"[A-Z]{3}","price":[\d.]+\}\},"meta":null\}/.exec(
+          output,
+        );
       assert.ok(instrument, `reference data of a sample instrument:\n${output}`);
       assert.match(output, /"VALUE_STARS": (null|[1-5]),\n\s*"MOMENTUM_STARS": (null|[1-5])/, `its X-Ray stars:\n${output}`);
     }

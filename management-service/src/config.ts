@@ -18,7 +18,11 @@ function parseSigningKey(raw: string): string {
   const match = /^-----BEGIN PRIVATE KEY-----\n([A-Za-z0-9+/=\n]+)\n-----END PRIVATE KEY-----$/.exec(pem);
   if (!match) {
     const label = /^-----BEGIN ([A-Z0-9 ]+)-----/.exec(pem)?.[1];
-    throw notKey(label && label !== 'PRIVATE KEY' ? `a PEM "${label}", not "PRIVATE KEY"` : 'not one PEM block of base64 between -----BEGIN PRIVATE KEY----- and -----END PRIVATE KEY-----');
+    throw notKey(
+      label && label !== 'PRIVATE KEY'
+        ? `a PEM "${label}", not "PRIVATE KEY"`
+        : 'not one PEM block of base64 between -----BEGIN PRIVATE KEY----- and -----END PRIVATE KEY-----',
+    );
   }
   let key;
   try {
@@ -35,7 +39,12 @@ function parseSigningKey(raw: string): string {
 export const managementSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
   PORT: { description: 'HTTP port', default: 8080, parse: parsers.integer(0, 65535) },
-  DATABASE_URL: { description: 'Postgres connection URL, e.g. postgres://user:pass@host:5432/db', required: true, secret: true, parse: parsers.url('postgres', 'postgresql') },
+  DATABASE_URL: {
+    description: 'Postgres connection URL, e.g. postgres://user:pass@host:5432/db',
+    required: true,
+    secret: true,
+    parse: parsers.url('postgres', 'postgresql'),
+  },
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections', default: 10, parse: parsers.integer(1, 500) },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   JWT_PRIVATE_KEY: {
@@ -48,7 +57,8 @@ export const managementSettings = {
   ACCESS_TOKEN_TTL_SECONDS: { description: 'lifetime of access tokens', default: 300, parse: parsers.integer(30, 86_400) },
   REFRESH_TOKEN_TTL_SECONDS: { description: 'lifetime of refresh tokens', default: 30 * 86_400, parse: parsers.integer(300, 365 * 86_400) },
   TOKEN_REVOCATION_CHECK_MS: {
-    description: "how often each replica reads a tenant's revoked credentials and state: a revoked access key, a deleted user, a reused refresh-token chain or a disabled tenant stops its access tokens within this bound (0: read on every request)",
+    description:
+      "how often each replica reads a tenant's revoked credentials and state: a revoked access key, a deleted user, a reused refresh-token chain or a disabled tenant stops its access tokens within this bound (0: read on every request)",
     default: 5_000,
     parse: parsers.integer(0, 60_000),
   },
@@ -67,7 +77,11 @@ export const managementSettings = {
     parse: parsers.integer(0, 60_000),
   },
   BROKER_SETTLEMENT: { description: 'execute broker instructions (SERVICE integration) in this process', default: true, parse: parsers.boolean },
-  BROKER_SIMULATED_LATENCY_MS: { description: 'time the built-in simulated broker takes to execute a cash move', default: 500, parse: parsers.integer(0, 600_000) },
+  BROKER_SIMULATED_LATENCY_MS: {
+    description: 'time the built-in simulated broker takes to execute a cash move',
+    default: 500,
+    parse: parsers.integer(0, 600_000),
+  },
   MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },

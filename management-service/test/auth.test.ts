@@ -117,7 +117,7 @@ describe('management authentication', () => {
   describe('an external OpenID Connect issuer', () => {
     let jwksServer: Server;
     let oidcPlatform: TestPlatform;
-    let oidcKey: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
+    let oidcKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
     let issuer: string;
 
     before(async () => {
@@ -135,7 +135,14 @@ describe('management authentication', () => {
     });
 
     const token = (claims: Record<string, unknown>, audience = 'platform') =>
-      new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject('svc-1').setIssuedAt().setExpirationTime('5m').sign(oidcKey);
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setSubject('svc-1')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(oidcKey);
 
     it('accepts its tokens for an existing tenant named in the configured claim', async () => {
       const t = await oidcPlatform.tenant();

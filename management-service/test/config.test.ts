@@ -43,7 +43,10 @@ describe('management config: JWT_PRIVATE_KEY', () => {
   it("refuses a key with npm's banner before it (`npm run cli -- signing-key > key.pem`), saying how to make one, without echoing the key", () => {
     const banner = `\n> investment-platform@1.0.0 cli\n> tsx scripts/cli.ts signing-key\n\n${key}`;
     const problem = refusal({ JWT_PRIVATE_KEY: banner });
-    assert.match(problem, /^JWT_PRIVATE_KEY: is not a PEM PKCS#8 EC P-256 private key \(text before its -----BEGIN line, such as npm's banner\): create one with `npm run -s cli -- signing-key --out key\.pem`/);
+    assert.match(
+      problem,
+      /^JWT_PRIVATE_KEY: is not a PEM PKCS#8 EC P-256 private key \(text before its -----BEGIN line, such as npm's banner\): create one with `npm run -s cli -- signing-key --out key\.pem`/,
+    );
     assert.ok(!problem.includes(keyBody), 'the key is not echoed');
   });
 

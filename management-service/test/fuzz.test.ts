@@ -1,7 +1,17 @@
 import fc from 'fast-check';
 import { loadContract } from '@platform/shared';
 import { build, machineApi, type Api } from '../../scripts/test-support/fixtures.ts';
-import { answerProblem, errorCodes, fuzzOperation, fuzzRuns, fuzzSeed, operationsOf, queryExpression, requestsFor, type KnownIds } from '../../scripts/test-support/fuzz.ts';
+import {
+  answerProblem,
+  errorCodes,
+  fuzzOperation,
+  fuzzRuns,
+  fuzzSeed,
+  operationsOf,
+  queryExpression,
+  requestsFor,
+  type KnownIds,
+} from '../../scripts/test-support/fuzz.ts';
 import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
 
 const contract = await loadContract('management');
@@ -10,7 +20,15 @@ const codes = errorCodes(contract);
 const operations = operationsOf(contract).sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
 
 /** In the contract but not built yet: these answer 501 by design. */
-const NOT_BUILT = new Set(['startAssessment', 'updateAssessment', 'listOptimizations', 'requestOptimization', 'getLatestOptimization', 'getOptimization', 'updateOptimizationOwnerChoice']);
+const NOT_BUILT = new Set([
+  'startAssessment',
+  'updateAssessment',
+  'listOptimizations',
+  'requestOptimization',
+  'getLatestOptimization',
+  'getOptimization',
+  'updateOptimizationOwnerChoice',
+]);
 
 /** Paths the collection queries name, known and unknown, of every type. */
 const QUERY_PATHS = [
@@ -61,7 +79,11 @@ describe('management interface fuzz: hostile requests to every operation of the 
     await create('/policies/', build.policy(), 'policy_id');
     await create('/risk-profiles/', { name: 'Balanced', score: 50, risk_level: 4 }, 'risk_profile_id');
     await create('/instrument_groups/', { name: { 'en-GB': 'Clean energy' }, instrument_ids: ['IE00B4L5Y983'] }, 'instrument_group_id');
-    const questionnaire = await create('/suitability-profiler/questionnaires/', { name: 'q', questions: [{ id: 'q1', text: { en: 'q' }, type: 'BOOLEAN' }] }, 'questionnaire_id');
+    const questionnaire = await create(
+      '/suitability-profiler/questionnaires/',
+      { name: 'q', questions: [{ id: 'q1', text: { en: 'q' }, type: 'BOOLEAN' }] },
+      'questionnaire_id',
+    );
     await create('/suitability-profiler/profiles/', { user_id: user, questionnaire_id: questionnaire, portfolio_id: portfolio }, 'profile_id');
   });
   after(() => platform?.stop());
@@ -75,7 +97,19 @@ describe('management interface fuzz: hostile requests to every operation of the 
         headers: { authorization: `Bearer ${api.token}` },
         queryValues: {
           query: fc.oneof(fc.constantFrom('', "name eq 'x'", 'version ge 1 orderby creation_datetime desc'), queryExpression(QUERY_PATHS)),
-          embed: fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('owned_by_user_id', 'owned_by_user_id,config.manager_settings.policy_id', 'user_id,portfolio_id', 'nope', 'owned_by_user_id,,') }),
+          embed: fc.oneof(
+            { weight: 2, arbitrary: fc.constant(undefined) },
+            {
+              weight: 1,
+              arbitrary: fc.constantFrom(
+                'owned_by_user_id',
+                'owned_by_user_id,config.manager_settings.policy_id',
+                'user_id,portfolio_id',
+                'nope',
+                'owned_by_user_id,,',
+              ),
+            },
+          ),
         },
       });
       await fuzzOperation({

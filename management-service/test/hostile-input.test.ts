@@ -60,7 +60,11 @@ describe('management interface: hostile input is a 4xx problem and changes nothi
     it('times outside the years 1 to 9999: 400 before the year 1, the day after 9999-12-31 compares as infinity', async () => {
       assertProblem(await api('GET', `/portfolios/?query=${q("funded_since lt '0000-01-01'")}`), 400, 'invalid_query');
       assertProblem(await api('GET', `/portfolios/?query=${q("creation_datetime ge '0001-01-01T00:00:00+01:00'")}`), 400, 'invalid_query');
-      for (const query of ["creation_datetime eq '9999-12-31'", "creation_datetime lt '9999-12-31T23:00:00-14:00'", "creation_datetime in ['2000-01-01' to '99991231']"]) {
+      for (const query of [
+        "creation_datetime eq '9999-12-31'",
+        "creation_datetime lt '9999-12-31T23:00:00-14:00'",
+        "creation_datetime in ['2000-01-01' to '99991231']",
+      ]) {
         const res = await api('GET', `/portfolios/?query=${q(query)}`);
         assert.equal(res.status, 200, `${query}: ${res.text}`);
         assert.equal(res.body.count, query.includes(' eq ') ? 0 : 1, query);
@@ -96,7 +100,10 @@ describe('management interface: hostile input is a 4xx problem and changes nothi
     it('in a field of a change, or in a field name: 422 at the value, and the entity reads back unchanged', async () => {
       const nul = await raw('PATCH', `/users/${user.id}`, '{"first_name": "Ad\\u0000a", "last_name": "\\ud83d"}');
       assertProblem(nul, 422, 'validation_failed');
-      assert.deepEqual(locs(nul), [['body', 'first_name'], ['body', 'last_name']]);
+      assert.deepEqual(locs(nul), [
+        ['body', 'first_name'],
+        ['body', 'last_name'],
+      ]);
       const name = await raw('PATCH', `/users/${user.id}`, '{"feature_flags": [], "\\u0000": 1}');
       assertProblem(name, 422, 'validation_failed');
       assert.deepEqual(locs(name), [['body', '\u0000']]);
@@ -108,7 +115,10 @@ describe('management interface: hostile input is a 4xx problem and changes nothi
 
     it('in a login body: 422 at access_key_id (before any lookup), not a 500 or a 401', async () => {
       for (const value of ['A01\\u0000', '\\ud800']) {
-        const res = await call(url('/auth/login/'), { rawBody: `{"access_key_id": "${value}", "secret_access_key": "x"}`, headers: { 'content-type': 'application/json' } });
+        const res = await call(url('/auth/login/'), {
+          rawBody: `{"access_key_id": "${value}", "secret_access_key": "x"}`,
+          headers: { 'content-type': 'application/json' },
+        });
         assertProblem(res, 422, 'validation_failed');
         assert.deepEqual(locs(res), [['body', 'access_key_id']]);
       }
@@ -145,7 +155,12 @@ describe('management interface: hostile input is a 4xx problem and changes nothi
   });
 
   describe('integer parameters beyond what the store holds', () => {
-    for (const path of ['/users/?offset=99999999999999999999', '/users/?offset=1e999', '/users/?offset=2147483648', '/portfolios/?offset=9223372036854775808']) {
+    for (const path of [
+      '/users/?offset=99999999999999999999',
+      '/users/?offset=1e999',
+      '/users/?offset=2147483648',
+      '/portfolios/?offset=9223372036854775808',
+    ]) {
       it(`${path}: 400 invalid_parameter at offset`, async () => {
         const res = await api('GET', path);
         assertProblem(res, 400, 'invalid_parameter');
@@ -168,7 +183,19 @@ describe('management interface: hostile input is a 4xx problem and changes nothi
   });
 
   describe('GET /events/?after= out of the range or form of a cursor', () => {
-    for (const after of ['99999999999999999999-1', '1-99999999999999999999', '18446744073709551616-0', '1-9223372036854775808', '-1-0', '1--1', '080-0', '1-01', 'garbage', '1e999-0', '0x10-0']) {
+    for (const after of [
+      '99999999999999999999-1',
+      '1-99999999999999999999',
+      '18446744073709551616-0',
+      '1-9223372036854775808',
+      '-1-0',
+      '1--1',
+      '080-0',
+      '1-01',
+      'garbage',
+      '1e999-0',
+      '0x10-0',
+    ]) {
       it(`after=${after}: 400 invalid_parameter at after`, async () => {
         const res = await api('GET', `/events/?after=${q(after)}`);
         assertProblem(res, 400, 'invalid_parameter');
@@ -188,20 +215,36 @@ describe('management interface: hostile input is a 4xx problem and changes nothi
     it('gzip, deflate or br that does not decompress: 400 malformed_json, nothing created', async () => {
       const before = await userCount();
       for (const encoding of ['gzip', 'deflate', 'br']) {
-        const res = await call(url('/users/'), { token: api.token, rawBody: 'not compressed', headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
+        const res = await call(url('/users/'), {
+          token: api.token,
+          rawBody: 'not compressed',
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        });
         assertProblem(res, 400, 'malformed_json');
       }
       const cut = gzipSync(JSON.stringify(build.user())).subarray(0, 15);
-      assertProblem(await call(url('/users/'), { token: api.token, rawBody: cut, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 400, 'malformed_json');
+      assertProblem(
+        await call(url('/users/'), { token: api.token, rawBody: cut, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }),
+        400,
+        'malformed_json',
+      );
       assert.equal(await userCount(), before);
     });
 
     it('an encoding the service does not know: 415 unsupported_media_type; a real gzip body still works', async () => {
       for (const encoding of ['zstd', 'compress', 'x-nonsense']) {
-        const res = await call(url('/users/'), { token: api.token, rawBody: JSON.stringify(build.user()), headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
+        const res = await call(url('/users/'), {
+          token: api.token,
+          rawBody: JSON.stringify(build.user()),
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        });
         assertProblem(res, 415, 'unsupported_media_type');
       }
-      const ok = await call(url('/users/'), { token: api.token, rawBody: gzipSync(JSON.stringify(build.user({ first_name: 'Zip' }))), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+      const ok = await call(url('/users/'), {
+        token: api.token,
+        rawBody: gzipSync(JSON.stringify(build.user({ first_name: 'Zip' }))),
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      });
       assert.equal(ok.status, 201, ok.text);
       assert.equal(ok.body.first_name, 'Zip');
     });

@@ -47,7 +47,11 @@ describe('management HTTP behaviour', () => {
   it('answers malformed JSON with 400, another media type with 415, an oversized body with 413', async () => {
     const headers = { 'content-type': 'application/json' };
     assertProblem(await call(url('/auth/login/'), { rawBody: '{"access_key_id": ', headers }), 400, 'malformed_json');
-    assertProblem(await call(url('/auth/login/'), { rawBody: 'access_key_id=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    assertProblem(
+      await call(url('/auth/login/'), { rawBody: 'access_key_id=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+    );
     const big = JSON.stringify({ ...loginBody, padding: 'x'.repeat(1_100_000) });
     assertProblem(await call(url('/auth/login/'), { rawBody: big, headers }), 413, 'payload_too_large');
   });

@@ -31,7 +31,9 @@ async function emptyDatabase(): Promise<{ db: Knex; drop: () => Promise<void> }>
 async function schemaOf(db: Knex): Promise<unknown> {
   const q = async (sql: string) => (await db.raw(sql)).rows;
   return {
-    columns: await q(`select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns where table_schema = 'public' and table_name <> 'schema_migrations_lock' order by 1, 2`),
+    columns: await q(
+      `select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns where table_schema = 'public' and table_name <> 'schema_migrations_lock' order by 1, 2`,
+    ),
     indexes: await q(`select tablename, indexname, indexdef from pg_indexes where schemaname = 'public' order by 1, 2`),
     policies: await q(`select tablename, policyname, qual, with_check from pg_policies order by 1, 2`),
     rls: await q(`select relname, relrowsecurity, relforcerowsecurity from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by 1`),
@@ -42,7 +44,7 @@ async function schemaOf(db: Knex): Promise<unknown> {
 describe('database migrations: each package owns its tables, one command applies them all', function () {
   this.timeout(120_000);
 
-  it('orders every owner\'s files by name, each name once, each table created by its owner', async () => {
+  it("orders every owner's files by name, each name once, each table created by its owner", async () => {
     const files = await migrationFiles();
     const names = [...files.keys()];
     assert.deepEqual(names, [...names].sort());
@@ -83,7 +85,7 @@ describe('database migrations: each package owns its tables, one command applies
     }
   });
 
-  it('upgrades a database migrated when every file was the management service\'s, without loss, to the schema of a fresh one', async () => {
+  it("upgrades a database migrated when every file was the management service's, without loss, to the schema of a fresh one", async () => {
     // The layout before the split: one folder, the Idempotency-Key table inside 006_funding.sql.
     const files = await migrationFiles();
     const before = mkdtempSync(join(testWorkDir(), 'migrations-before-'));
@@ -97,7 +99,9 @@ describe('database migrations: each package owns its tables, one command applies
     try {
       await migrateLatest(old.db, [before]);
       await old.db.raw(`insert into tenants (id, name) values ('bank', 'Bank')`);
-      await old.db.raw(`insert into idempotency_keys (tenant_id, method, path, key, request_hash, expires_at) values ('bank', 'POST', '/users/', 'k-1', 'h', now() + interval '1 day')`);
+      await old.db.raw(
+        `insert into idempotency_keys (tenant_id, method, path, key, request_hash, expires_at) values ('bank', 'POST', '/users/', 'k-1', 'h', now() + interval '1 day')`,
+      );
       await old.db.raw(`insert into data_custom_reference (tenant_id, isin, key, value) values ('bank', 'IE00B4L5Y983', 'esg', '"A"')`);
 
       assert.deepEqual(await migrateLatest(old.db), ['006_idempotency_keys.sql'], 'only the file that is new by name runs');
@@ -114,7 +118,10 @@ describe('database migrations: each package owns its tables, one command applies
     }
   });
 
-  it('names the three owners\' folders', () => {
-    assert.deepEqual(migrationFolders.map((f) => owner(join(f, 'x'))), ['shared', 'management-service', 'data-service']);
+  it("names the three owners' folders", () => {
+    assert.deepEqual(
+      migrationFolders.map((f) => owner(join(f, 'x'))),
+      ['shared', 'management-service', 'data-service'],
+    );
   });
 });

@@ -34,7 +34,12 @@ describe('each path of the management contract in both forms', () => {
       for (const method of METHODS) {
         if (!(item as Record<string, unknown>)[method]) continue;
         // One answer per form; an empty object as the body of writes, so both fail or succeed alike.
-        const send = (p: string) => call(platform.managementUrl + p, { method: method.toUpperCase(), token: api.token, ...(method === 'post' || method === 'patch' ? { body: {} } : {}) });
+        const send = (p: string) =>
+          call(platform.managementUrl + p, {
+            method: method.toUpperCase(),
+            token: api.token,
+            ...(method === 'post' || method === 'patch' ? { body: {} } : {}),
+          });
         const [listed, toggled] = [await send(path), await send(other)];
         const label = `${method.toUpperCase()} ${template}`;
         assert.notEqual(toggled.body?.detail, 'No such route.', `${label}: ${other} is no route`);

@@ -51,7 +51,11 @@ describe('management service process', function () {
     await waitFor('readyz', async () => {
       if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
     });
-    const login = await fetch(`${url}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'login-1' }, body: JSON.stringify(key) });
+    const login = await fetch(`${url}/auth/login/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'login-1' },
+      body: JSON.stringify(key),
+    });
     const { access_token } = (await login.json()) as { access_token: string };
     await fetch(`${url}/users/`, { headers: { authorization: `Bearer ${access_token}`, 'x-request-id': 'list-1' } });
     // A login spends tens of milliseconds on the slow hash: long enough to be in flight.
@@ -63,7 +67,10 @@ describe('management service process', function () {
     assert.equal(((await res.json()) as { token_type: string }).token_type, 'Bearer');
     const { code, stdout } = await exit;
     assert.equal(code, 0);
-    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const list = lines.find((l) => l.request_id === 'list-1' && l.message === 'request');
     assert.deepEqual(
       { operation: list?.operation, status: list?.status, tenant: list?.tenant, service: list?.service },

@@ -19,7 +19,13 @@ export type NatsServer = {
  * Starts nats-server with JetStream on loopback, its state in `dir`, and with `mqttPort` its MQTT
  * listener (MQTT clients read `tenants/<tenant>/events`, the NATS subject `tenants.<tenant>.events`).
  */
-export async function startNatsServer(options: { port: number; mqttPort?: number; dir: string; name: string; log: (line: string) => void }): Promise<NatsServer> {
+export async function startNatsServer(options: {
+  port: number;
+  mqttPort?: number;
+  dir: string;
+  name: string;
+  log: (line: string) => void;
+}): Promise<NatsServer> {
   const binary = ensureInstalled('nats-server', 'nats-server', options.log, 'or point NATS_URL at a running NATS server with JetStream');
   mkdirSync(`${options.dir}/jetstream`, { recursive: true });
   const configFile = `${options.dir}/nats.conf`;

@@ -29,14 +29,21 @@ export async function startRabbitMQ(options: { port: number; dir: string; log: (
     `RABBITMQ_ENABLED_PLUGINS_FILE=${dir}/enabled_plugins`,
     `RABBITMQ_CONFIG_FILES=${dir}/conf.d`,
   ].join(' ');
-  const child = spawn('su', ['rabbitmq', '-s', '/bin/sh', '-c', `cd ${dir} && exec env ${env} /usr/lib/rabbitmq/bin/rabbitmq-server`], { stdio: 'ignore', detached: true });
+  const child = spawn('su', ['rabbitmq', '-s', '/bin/sh', '-c', `cd ${dir} && exec env ${env} /usr/lib/rabbitmq/bin/rabbitmq-server`], {
+    stdio: 'ignore',
+    detached: true,
+  });
   let exited: number | null | undefined;
   child.once('exit', (code) => (exited = code));
   // Erlang starts slowly on a busy 2-core machine: allow two minutes, but stop waiting if it died.
-  await waitFor('rabbitmq', async () => {
-    if (exited !== undefined) return;
-    if (!(await portAnswers(port))) throw new Error('not listening');
-  }, 120_000);
+  await waitFor(
+    'rabbitmq',
+    async () => {
+      if (exited !== undefined) return;
+      if (!(await portAnswers(port))) throw new Error('not listening');
+    },
+    120_000,
+  );
   if (exited !== undefined) throw new Error(`rabbitmq-server exited (${exited}) before listening; its logs are in ${dir}/log`);
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,

@@ -67,7 +67,9 @@ export function operationsOf(doc: OpenAPIV3_1.Document): FuzzOperation[] {
         method: method.toUpperCase(),
         path,
         parameters,
-        body: mediaType ? { mediaType, schema: { ...(media?.schema as Schema), ...(media?.example !== undefined ? { example: media.example } : {}) } } : undefined,
+        body: mediaType
+          ? { mediaType, schema: { ...(media?.schema as Schema), ...(media?.example !== undefined ? { example: media.example } : {}) } }
+          : undefined,
       });
     }
   }
@@ -87,7 +89,23 @@ export function toJson(value: unknown): string {
   return text === undefined ? 'null' : text.replace(/"\\u0001raw:(\d+)"/g, (_, i: string) => raws[Number(i)]!);
 }
 
-export const hostileNumbers = ['1e999999', '-1e999999', '99999999999999999999', '-99999999999999999999', '1e-999999', '1e309', '9223372036854775808', '18446744073709551616', '-0', '0.1', '1.5', '-1', '0', '4294967296', '2147483648'];
+export const hostileNumbers = [
+  '1e999999',
+  '-1e999999',
+  '99999999999999999999',
+  '-99999999999999999999',
+  '1e-999999',
+  '1e309',
+  '9223372036854775808',
+  '18446744073709551616',
+  '-0',
+  '0.1',
+  '1.5',
+  '-1',
+  '0',
+  '4294967296',
+  '2147483648',
+];
 
 export const hostileStrings = [
   '\u0000',
@@ -133,7 +151,9 @@ export const hostileStrings = [
 /** A value nested `depth` levels deep, alternating arrays and objects (as JSON text: JSON.stringify would overflow the stack). */
 export function nested(depth: number): RawJson {
   const open = Array.from({ length: depth }, (_, i) => (i % 2 ? '[' : '{"a":')).join('');
-  const close = Array.from({ length: depth }, (_, i) => (i % 2 ? ']' : '}')).reverse().join('');
+  const close = Array.from({ length: depth }, (_, i) => (i % 2 ? ']' : '}'))
+    .reverse()
+    .join('');
   return new RawJson(`${open}1${close}`);
 }
 
@@ -142,7 +162,13 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...hostileNumbers.map((n) => new RawJson(n))) },
   { weight: 2, arbitrary: fc.constantFrom<unknown>(null, true, false, [], {}, [null], { '': 1 }, { '\u0000': 1 }, { '\ud800': 'x' }, 1.5, -1, 0) },
   { weight: 1, arbitrary: fc.constantFrom(30, 65, 200, 20_000).map(nested) },
-  { weight: 1, arbitrary: fc.constantFrom(Array.from({ length: 10_000 }, (_, i) => i), Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`k${i}`, i]))) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      Array.from({ length: 10_000 }, (_, i) => i),
+      Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`k${i}`, i])),
+    ),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
 );
 
@@ -154,8 +180,10 @@ const ID_PATTERN = /^\^([A-Z])\[0-9A-HJKMNP-TV-Z\]\{26\}\$$/;
 function stringOf(schema: Schema, ids: KnownIds): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = Math.max(min, Math.min(schema.maxLength ?? 24, 24));
-  if (schema.format === 'date-time') return fc.date({ min: new Date('1990-01-01'), max: new Date('2080-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
-  if (schema.format === 'date') return fc.date({ min: new Date('1990-01-01'), max: new Date('2080-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+  if (schema.format === 'date-time')
+    return fc.date({ min: new Date('1990-01-01'), max: new Date('2080-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+  if (schema.format === 'date')
+    return fc.date({ min: new Date('1990-01-01'), max: new Date('2080-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
   if (schema.format === 'email') return fc.emailAddress();
   if (schema.format === 'uri' || schema.format === 'uri-reference') return fc.webUrl();
   if (schema.pattern) {
@@ -204,7 +232,9 @@ function withKnownIds(example: unknown, ids: KnownIds): unknown {
 export function schemaValue(schema: Schema, ids: KnownIds, depth = 0): fc.Arbitrary<unknown> {
   const examples = [...(schema.example !== undefined ? [schema.example] : []), ...(schema.examples ?? [])];
   const built = builtValue(schema, ids, depth);
-  return examples.length > 0 ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...examples.map((e) => withKnownIds(e, ids))) }, { weight: 1, arbitrary: built }) : built;
+  return examples.length > 0
+    ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...examples.map((e) => withKnownIds(e, ids))) }, { weight: 1, arbitrary: built })
+    : built;
 }
 
 function builtValue(schema: Schema, ids: KnownIds, depth: number): fc.Arbitrary<unknown> {
@@ -247,7 +277,11 @@ function objectOf(schema: Schema, ids: KnownIds, depth: number): fc.Arbitrary<un
   });
   const extraSchema = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : Object.values(schema.patternProperties ?? {})[0];
   if (!extraSchema || depth >= 6) return record;
-  const keys = schema.propertyNames ? stringOf(schema.propertyNames, ids) : schema.patternProperties ? stringOf({ pattern: Object.keys(schema.patternProperties)[0] }, ids) : fc.string({ minLength: 1, maxLength: 12 });
+  const keys = schema.propertyNames
+    ? stringOf(schema.propertyNames, ids)
+    : schema.patternProperties
+      ? stringOf({ pattern: Object.keys(schema.patternProperties)[0] }, ids)
+      : fc.string({ minLength: 1, maxLength: 12 });
   const extra = fc.dictionary(keys, schemaValue(extraSchema, ids, depth + 1), { maxKeys: 3 });
   return fc.tuple(record, extra).map(([r, e]) => ({ ...e, ...(r as object) }));
 }
@@ -275,12 +309,20 @@ export function replaceNode(value: unknown, index: number, replacement: unknown)
 
 /** A value of the schema with one node replaced by a hostile value, a key added, or as generated. */
 export function hostileVariant(schema: Schema, ids: KnownIds): fc.Arbitrary<unknown> {
-  return fc.tuple(schemaValue(schema, ids), fc.nat(), fc.integer({ min: 0, max: 9 }), hostileValue, fc.constantFrom('unknown_field', '\u0000', '\ud800', 'x'.repeat(200))).map(([value, at, mode, hostile, key]) => {
-    if (mode <= 1) return value;
-    if (mode <= 7) return replaceNode(value, at % countNodes(value), hostile);
-    if (mode === 8 && value !== null && typeof value === 'object' && !Array.isArray(value)) return { ...value, [key]: hostile };
-    return hostile;
-  });
+  return fc
+    .tuple(
+      schemaValue(schema, ids),
+      fc.nat(),
+      fc.integer({ min: 0, max: 9 }),
+      hostileValue,
+      fc.constantFrom('unknown_field', '\u0000', '\ud800', 'x'.repeat(200)),
+    )
+    .map(([value, at, mode, hostile, key]) => {
+      if (mode <= 1) return value;
+      if (mode <= 7) return replaceNode(value, at % countNodes(value), hostile);
+      if (mode === 8 && value !== null && typeof value === 'object' && !Array.isArray(value)) return { ...value, [key]: hostile };
+      return hostile;
+    });
 }
 
 export type FuzzRequest = {
@@ -301,7 +343,8 @@ export function encodeAny(s: string): string {
   let out = '';
   for (const ch of s) {
     const code = ch.codePointAt(0)!;
-    if (code >= 0xd800 && code <= 0xdfff) out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+    if (code >= 0xd800 && code <= 0xdfff)
+      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
     else out += encodeURIComponent(ch);
   }
   return out;
@@ -322,8 +365,15 @@ export function queryExpression(paths: string[]): fc.Arbitrary<string> {
     fc.tuple(fc.constantFrom(...paths), literal, literal).map(([p, a, b]) => `${p} in [${a} to ${b}]`),
   );
   return fc
-    .tuple(fc.array(term, { minLength: 1, maxLength: 3 }), fc.constantFrom('and', 'or'), fc.option(fc.constantFrom(...paths)), fc.option(fc.constantFrom(...paths)))
-    .map(([terms, join, order, select]) => [terms.join(` ${join} `), order ? `orderby ${order} desc` : '', select ? `select ${select}` : ''].filter(Boolean).join(' '));
+    .tuple(
+      fc.array(term, { minLength: 1, maxLength: 3 }),
+      fc.constantFrom('and', 'or'),
+      fc.option(fc.constantFrom(...paths)),
+      fc.option(fc.constantFrom(...paths)),
+    )
+    .map(([terms, join, order, select]) =>
+      [terms.join(` ${join} `), order ? `orderby ${order} desc` : '', select ? `select ${select}` : ''].filter(Boolean).join(' '),
+    );
 }
 
 export type RequestOptions = {
@@ -362,8 +412,13 @@ export function requestsFor(op: FuzzOperation, options: RequestOptions): fc.Arbi
         name: p.name,
         part: {
           // The first candidate (an entity that exists) most of the time.
-          valid: known?.length ? fc.oneof({ weight: 4, arbitrary: fc.constant(known[0]!) }, { weight: 1, arbitrary: fc.constantFrom(...known) }) : stringOf(schema, options.ids),
-          hostile: fc.oneof(fc.constantFrom(...hostileStrings.filter((s) => s.length > 0 && s.length < 1000)), printable.filter((s) => s.length > 0)),
+          valid: known?.length
+            ? fc.oneof({ weight: 4, arbitrary: fc.constant(known[0]!) }, { weight: 1, arbitrary: fc.constantFrom(...known) })
+            : stringOf(schema, options.ids),
+          hostile: fc.oneof(
+            fc.constantFrom(...hostileStrings.filter((s) => s.length > 0 && s.length < 1000)),
+            printable.filter((s) => s.length > 0),
+          ),
         },
       });
     } else if (p.in === 'query') {
@@ -385,22 +440,35 @@ export function requestsFor(op: FuzzOperation, options: RequestOptions): fc.Arbi
       parts.push({
         kind: 'header',
         name: p.name,
-        part: { valid: p.required ? generated : fc.oneof(absent, generated), hostile: fc.oneof(printable, fc.constantFrom('99999999999999999999', '0', '"1"', '1e999999', '-1', '*/*;q=2')) },
+        part: {
+          valid: p.required ? generated : fc.oneof(absent, generated),
+          hostile: fc.oneof(printable, fc.constantFrom('99999999999999999999', '0', '"1"', '1e999999', '-1', '*/*;q=2')),
+        },
       });
     }
   }
   // A parameter the contract does not name, or qs's bracket syntax for objects and arrays.
-  parts.push({ kind: 'query', name: 'extra', part: { valid: absent, hostile: fc.tuple(fc.constantFrom('unknown', 'limit[$gt]', 'query[0]', 'embed[a][b]', 'offset[]'), hostileText) } });
+  parts.push({
+    kind: 'query',
+    name: 'extra',
+    part: { valid: absent, hostile: fc.tuple(fc.constantFrom('unknown', 'limit[$gt]', 'query[0]', 'embed[a][b]', 'offset[]'), hostileText) },
+  });
   if (op.body) {
     const { mediaType: type, schema } = op.body;
     const encode = (value: unknown): Body => ({ body: type === 'text/csv' ? csvOf(value) : toJson(value), headers: { 'content-type': type } });
-    const hostile = fc.tuple(fc.constantFrom(...hostileBodyModes), hostileVariant(schema, options.ids), fc.string({ unit: 'binary', maxLength: 60 })).map(([mode, value, junk]): Body => {
-      if (mode === 'empty') return { headers: {} };
-      if (mode === 'hostile-text') return { body: junk, headers: { 'content-type': type } };
-      if (mode === 'other-media') return { body: toJson(value), headers: { 'content-type': type === 'text/csv' ? 'application/json' : 'text/csv' } };
-      if (mode === 'gzip-junk') return { body: junk.length % 2 ? 'not gzip at all' : gzipSync(toJson(value)).subarray(0, 12), headers: { 'content-type': type, 'content-encoding': 'gzip' } };
-      return encode(value);
-    });
+    const hostile = fc
+      .tuple(fc.constantFrom(...hostileBodyModes), hostileVariant(schema, options.ids), fc.string({ unit: 'binary', maxLength: 60 }))
+      .map(([mode, value, junk]): Body => {
+        if (mode === 'empty') return { headers: {} };
+        if (mode === 'hostile-text') return { body: junk, headers: { 'content-type': type } };
+        if (mode === 'other-media') return { body: toJson(value), headers: { 'content-type': type === 'text/csv' ? 'application/json' : 'text/csv' } };
+        if (mode === 'gzip-junk')
+          return {
+            body: junk.length % 2 ? 'not gzip at all' : gzipSync(toJson(value)).subarray(0, 12),
+            headers: { 'content-type': type, 'content-encoding': 'gzip' },
+          };
+        return encode(value);
+      });
     parts.push({ kind: 'body', name: 'body', part: { valid: schemaValue(schema, options.ids).map(encode), hostile } });
   }
 
@@ -458,7 +526,14 @@ export async function send(base: string, request: FuzzRequest): Promise<FuzzAnsw
 
 /** A short account of a request for an assertion message. */
 export function describeRequest(request: FuzzRequest): string {
-  const body = request.body === undefined ? '' : Buffer.isBuffer(request.body) ? `<${request.body.length} bytes>` : request.body.length > 300 ? `${request.body.slice(0, 300)}… (${request.body.length} chars)` : request.body;
+  const body =
+    request.body === undefined
+      ? ''
+      : Buffer.isBuffer(request.body)
+        ? `<${request.body.length} bytes>`
+        : request.body.length > 300
+          ? `${request.body.slice(0, 300)}… (${request.body.length} chars)`
+          : request.body;
   const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => !/authorization|api-key/i.test(k)));
   return `${request.method} ${request.url.slice(0, 300)} ${JSON.stringify(headers)} ${JSON.stringify(body)}`;
 }
@@ -479,7 +554,7 @@ export function answerProblem(answer: FuzzAnswer, codes: readonly string[], notB
 }
 
 /** The ErrorCode enum of a dereferenced contract. */
-export const errorCodes = (doc: OpenAPIV3_1.Document): string[] => ((doc.components?.schemas?.ErrorCode as { enum?: string[] } | undefined)?.enum ?? []);
+export const errorCodes = (doc: OpenAPIV3_1.Document): string[] => (doc.components?.schemas?.ErrorCode as { enum?: string[] } | undefined)?.enum ?? [];
 
 /** The run's seed: FUZZ_SEED when given (to replay a failure), a fixed one otherwise. */
 export const fuzzSeed = (): number => Number(process.env.FUZZ_SEED ?? 20261123);
@@ -514,9 +589,17 @@ export async function fuzzOperation(options: {
     { seed, numRuns: runs },
   );
   // FUZZ_STATS=1 shows how deep the requests got (how many passed validation).
-  if (process.env.FUZZ_STATS) console.log(`      ${op.operationId}: ${[...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
+  if (process.env.FUZZ_STATS)
+    console.log(
+      `      ${op.operationId}: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([status, n]) => `${status}×${n}`)
+        .join(' ')}`,
+    );
   if (result.failed) {
     const error = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
-    throw new Error(`${op.operationId} (${op.method} ${op.path}) failed with fast-check seed ${seed} (replay: FUZZ_SEED=${options.seed} npm test -- <this file> --grep ${op.operationId}):\n  ${error}`);
+    throw new Error(
+      `${op.operationId} (${op.method} ${op.path}) failed with fast-check seed ${seed} (replay: FUZZ_SEED=${options.seed} npm test -- <this file> --grep ${op.operationId}):\n  ${error}`,
+    );
   }
 }

@@ -42,7 +42,12 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     );
     // Every test platform reads the one sample reference file `npm test` generated, unless a test
     // names a directory of its own.
-    const dataConfig = loadDataConfig({ ...common, DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`), REFERENCE_DIR: join(testWorkDir(), 'reference'), ...env });
+    const dataConfig = loadDataConfig({
+      ...common,
+      DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`),
+      REFERENCE_DIR: join(testWorkDir(), 'reference'),
+      ...env,
+    });
     const data = resources.add(await startDataService(dataConfig, logger), (d) => d.stop());
     return {
       database,

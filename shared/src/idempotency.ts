@@ -26,16 +26,27 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
 
 /** SHA-256 of the canonical body and query: a retry must send the same request. */
-export const requestHash = (body: unknown, query: unknown) => createHash('sha256').update(canonical({ body: body ?? null, query })).digest('hex');
+export const requestHash = (body: unknown, query: unknown) =>
+  createHash('sha256')
+    .update(canonical({ body: body ?? null, query }))
+    .digest('hex');
 
 /** The key's scope: tenant, method, and the path without its trailing slash (both forms are one route). */
-export const idempotencyScope = (tenantId: string, method: string, path: string, key: string): IdempotencyScope => ({ tenantId, method, path: path.replace(/\/+$/, ''), key });
+export const idempotencyScope = (tenantId: string, method: string, path: string, key: string): IdempotencyScope => ({
+  tenantId,
+  method,
+  path: path.replace(/\/+$/, ''),
+  key,
+});
 
 /**
  * Claims the key in the caller's transaction, or returns what is stored for it. A concurrent
@@ -72,7 +83,11 @@ export async function claimKey(sql: Sql, scope: IdempotencyScope, hash: string, 
       return {
         claimed: false,
         requestHash: String(stored.request_hash),
-        response: { status: Number(stored.response_status), headers: (stored.response_headers ?? {}) as Record<string, string>, body: String(stored.response_body) },
+        response: {
+          status: Number(stored.response_status),
+          headers: (stored.response_headers ?? {}) as Record<string, string>,
+          body: String(stored.response_body),
+        },
       };
     }
     // Gone meanwhile, or past its retention and not yet removed by the expiry job: claim it anew.
@@ -91,7 +106,8 @@ export async function storeResponse(sql: Sql, scope: IdempotencyScope, response:
 
 /** Removes keys past their retention (the expiry job). */
 export async function deleteExpiredKeys(sql: Sql): Promise<number> {
-  return (await sql(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`, [])).rows[0]!.n as number;
+  return (await sql(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`, [])).rows[0]!
+    .n as number;
 }
 
 /** Same key, another body: 422. */
@@ -116,5 +132,8 @@ export function replay(claim: Extract<Claim, { claimed: false }>, hash: string):
 /** A handler's result as it is stored for replay and sent (the same bytes both times). */
 export function recorded(result: HandlerResult): { stored: StoredResponse; sent: HandlerResult } {
   const body = JSON.stringify(result.body ?? null);
-  return { stored: { status: result.status, headers: result.headers ?? {}, body }, sent: { ...result, body: Buffer.from(body), contentType: 'application/json' } };
+  return {
+    stored: { status: result.status, headers: result.headers ?? {}, body },
+    sent: { ...result, body: Buffer.from(body), contentType: 'application/json' },
+  };
 }

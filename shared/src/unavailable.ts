@@ -14,7 +14,12 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EP
 const isUnavailableSqlState = (code: string) => /^08[0-9A-Z]{3}$/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code);
 
 /** node-postgres and knex say these without a code: a connection that died, a pool that gave up waiting. */
-const MESSAGES = [/^Connection terminated/, /timeout exceeded when trying to connect/, /Timeout acquiring a connection/, /Client has encountered a connection error/];
+const MESSAGES = [
+  /^Connection terminated/,
+  /timeout exceeded when trying to connect/,
+  /Timeout acquiring a connection/,
+  /Client has encountered a connection error/,
+];
 
 /** Whether an error says that the database could not be reached or went away, rather than that the request was wrong. */
 export function isUnavailable(error: unknown): boolean {

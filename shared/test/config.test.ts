@@ -39,6 +39,9 @@ describe('config', () => {
   });
 
   it('never echoes credentials of a bad URL', () => {
-    assert.throws(() => loadConfig(spec, { DATABASE_URL: 'mysql://user:secret@h/db' }), (e: Error) => !e.message.includes('secret'));
+    assert.throws(
+      () => loadConfig(spec, { DATABASE_URL: 'mysql://user:secret@h/db' }),
+      (e: Error) => !e.message.includes('secret'),
+    );
   });
 });

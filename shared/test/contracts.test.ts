@@ -13,14 +13,30 @@ const read = async (name: string) => parse(await readFile(new URL(`../../contrac
 /** Every endpoint the interface document names, as method and path. */
 const interfaceEndpoints = {
   management: [
-    'post /users/', 'get /users/', 'get /users/{user_id}', 'patch /users/{user_id}', 'delete /users/{user_id}',
-    'post /portfolios/', 'get /portfolios/', 'get /portfolios/{portfolio_id}', 'patch /portfolios/{portfolio_id}', 'delete /portfolios/{portfolio_id}',
-    'get /instrument_groups/', 'post /events/deposit/', 'post /events/withdraw/', 'get /events/',
+    'post /users/',
+    'get /users/',
+    'get /users/{user_id}',
+    'patch /users/{user_id}',
+    'delete /users/{user_id}',
+    'post /portfolios/',
+    'get /portfolios/',
+    'get /portfolios/{portfolio_id}',
+    'patch /portfolios/{portfolio_id}',
+    'delete /portfolios/{portfolio_id}',
+    'get /instrument_groups/',
+    'post /events/deposit/',
+    'post /events/withdraw/',
+    'get /events/',
     'get /suitability-profiler/profiles/{profile_id}',
   ],
   data: [
-    'post /data/reference/query/', 'get /data/reference/universe/', 'get /inspiration/', 'get /inspiration/definition/',
-    'post /smart-search/', 'get /xray/universe/', 'post /performance/future/',
+    'post /data/reference/query/',
+    'get /data/reference/universe/',
+    'get /inspiration/',
+    'get /inspiration/definition/',
+    'post /smart-search/',
+    'get /xray/universe/',
+    'post /performance/future/',
   ],
 };
 
@@ -103,7 +119,9 @@ describe('contracts', function () {
     assert.equal(channels.optimizerRequests!.address, subjects.optimizerRequests);
     assert.equal(channels.optimizerResults!.address, subjects.optimizerResults);
     const covered = (subject: string) =>
-      Object.values(streams).some((s) => s.subjects.some((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace('*', '[^.]+').replace('>', '.+')}$`).test(subject)));
+      Object.values(streams).some((s) =>
+        s.subjects.some((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace('*', '[^.]+').replace('>', '.+')}$`).test(subject)),
+      );
     for (const subject of [subjects.tenantEvents('acme'), subjects.optimizerRequests, subjects.optimizerResults]) assert.ok(covered(subject), subject);
   });
 
@@ -111,7 +129,10 @@ describe('contracts', function () {
     const spectral = new URL('../../node_modules/.bin/spectral', import.meta.url).pathname;
     const files = ['management.openapi.yaml', 'data.openapi.yaml', 'events.asyncapi.yaml'].map((f) => `contracts/${f}`);
     const root = new URL('../../', import.meta.url).pathname;
-    const { stdout } = await promisify(execFile)(spectral, ['lint', '--ruleset', '.spectral.yaml', '--fail-severity', 'error', '--format', 'json', ...files], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch((e) => {
+    const { stdout } = await promisify(execFile)(spectral, ['lint', '--ruleset', '.spectral.yaml', '--fail-severity', 'error', '--format', 'json', ...files], {
+      cwd: root,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((e) => {
       throw new Error(`spectral found errors:\n${e.stdout?.slice(0, 4000)}`);
     });
     const results = JSON.parse(stdout.slice(stdout.indexOf('['))) as { severity: number }[];

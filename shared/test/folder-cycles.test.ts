@@ -79,6 +79,10 @@ describe('folders import in layers (no folder cycles; file cycles are the lint r
   it('holds for shared, the management service and the data service', () => {
     const files = PACKAGES.flatMap((pkg) => sources(join(root, pkg))).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
     const cycles = folderCycles(folderGraph(files));
-    assert.deepEqual(cycles.map((cycle) => cycle.join(' → ')), [], 'folders that import each other, directly or around a circle');
+    assert.deepEqual(
+      cycles.map((cycle) => cycle.join(' → ')),
+      [],
+      'folders that import each other, directly or around a circle',
+    );
   });
 });

@@ -68,7 +68,12 @@ describe('unavailable: which database errors are a 503', function () {
     const db = database.db;
     await db.raw('create table unavailable_t (k text primary key)');
     await db.raw("insert into unavailable_t values ('a')");
-    for (const work of [db.raw('selec 1'), db.raw('select ?::numeric', ['1e999999']), db.raw('select ?::text', ['a\u0000']), db.raw("insert into unavailable_t values ('a')")]) {
+    for (const work of [
+      db.raw('selec 1'),
+      db.raw('select ?::numeric', ['1e999999']),
+      db.raw('select ?::text', ['a\u0000']),
+      db.raw("insert into unavailable_t values ('a')"),
+    ]) {
       const error = await errorOf(work);
       assert.equal(isUnavailable(error), false, String(error));
       assert.equal(unavailableProblem(error), undefined);

@@ -1,7 +1,22 @@
 // Arrow IPC streams straight from DuckDB result chunks (the reference answer's binary form).
 import { DuckDBTypeId, type DuckDBDataChunk, type DuckDBResult } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
-import { Bool, DateDay, Field, Float64, Int32, Int64, RecordBatch, RecordBatchStreamWriter, Schema, Struct, Utf8, makeData, type Data, type DataType } from 'apache-arrow';
+import {
+  Bool,
+  DateDay,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  RecordBatch,
+  RecordBatchStreamWriter,
+  Schema,
+  Struct,
+  Utf8,
+  makeData,
+  type Data,
+  type DataType,
+} from 'apache-arrow';
 
 /**
  * Arrow from DuckDB without a detour through JS values: each result chunk's vectors are read as
@@ -137,6 +152,6 @@ function validity(vector: duckdb.Vector, rows: number): { nullBitmap: Uint8Array
   for (let i = 0; i < rows; i++) if ((nullBitmap[i >> 3]! & (1 << (i & 7))) !== 0) valid++;
   if (valid === rows) return { nullBitmap: undefined, nullCount: 0 };
   // Bits past the last row are not ours to report as valid.
-  if (rows % 8 !== 0) nullBitmap[nullBitmap.length - 1]! &= (1 << rows % 8) - 1;
+  if (rows % 8 !== 0) nullBitmap[nullBitmap.length - 1]! &= (1 << (rows % 8)) - 1;
   return { nullBitmap, nullCount: rows - valid };
 }

@@ -59,7 +59,8 @@ export function parseCustomReferenceCsv(text: string): { keys: string[]; rows: C
       throw new InvalidValue(['body', row, column], `the row has ${cells.length} cells, the header ${header.length}`);
     }
     const isin = cells[0]!;
-    if (!ISIN.test(isin)) throw new InvalidValue(['body', row, 'instrument_id'], `'${isin.slice(0, 40)}' is not an ISIN (must match ^[A-Z]{2}[A-Z0-9]{9}[0-9]$)`);
+    if (!ISIN.test(isin))
+      throw new InvalidValue(['body', row, 'instrument_id'], `'${isin.slice(0, 40)}' is not an ISIN (must match ^[A-Z]{2}[A-Z0-9]{9}[0-9]$)`);
     const values: [string, CustomValue][] = [];
     keys.forEach((key, k) => {
       const cell = cells[k + 1]!;

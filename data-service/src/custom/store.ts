@@ -77,7 +77,11 @@ const isinIn = (param: string) => `isin in (select unnest(string_split(${param},
  * The tenant's values, optionally only of some instruments and keys, as the JSON text of the query
  * answer (`{"data": {<isin>: {<key>: value}}, "meta": null}`, by ISIN then key), written by DuckDB.
  */
-export async function readValuesJson(conn: DuckDBConnection, tenantId: string, filter: { isins?: readonly string[]; keys?: readonly string[] }): Promise<string> {
+export async function readValuesJson(
+  conn: DuckDBConnection,
+  tenantId: string,
+  filter: { isins?: readonly string[]; keys?: readonly string[] },
+): Promise<string> {
   const conditions = ['tenant_id = $1'];
   const values: DuckDBValue[] = [tenantId];
   const types: DuckDBType[] = [VARCHAR];

@@ -21,7 +21,8 @@ export function overrideProblem(key: string, value: CustomValue): string | undef
   const field = fieldOfKey(key);
   if (!field || value === null) return undefined;
   if (field.kind === 'number' && typeof value !== 'number') return `'${key}' overrides the reference field ${field.name}: give a number or null`;
-  if (field.kind === 'date' && !(typeof value === 'string' && isDate(value))) return `'${key}' overrides the reference field ${field.name}: give a date as YYYY-MM-DD or null`;
+  if (field.kind === 'date' && !(typeof value === 'string' && isDate(value)))
+    return `'${key}' overrides the reference field ${field.name}: give a date as YYYY-MM-DD or null`;
   return undefined;
 }
 

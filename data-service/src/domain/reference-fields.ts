@@ -53,7 +53,12 @@ export function resolveFields(names: readonly string[], loc: Loc): ReferenceFiel
   const resolved: ReferenceField[] = [];
   names.forEach((name, i) => {
     const f = byName.get(name);
-    if (!f) throw unknownField([...loc, i], name, REFERENCE_FIELDS.map((x) => x.name));
+    if (!f)
+      throw unknownField(
+        [...loc, i],
+        name,
+        REFERENCE_FIELDS.map((x) => x.name),
+      );
     if (!resolved.includes(f)) resolved.push(f);
   });
   return resolved;

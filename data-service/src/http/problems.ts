@@ -11,10 +11,14 @@ export function dataProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof InvalidExpression) {
     const msg = `${error.message} at position ${error.position}`;
-    return new ProblemError(400, 'invalid_filter', `${error.loc.slice(1).join('.')}: ${msg}${error.source === undefined ? '' : ` in '${error.source}'`}`, { position: error.position, errors: [{ loc: error.loc, msg, type: 'invalid_filter' }] });
+    return new ProblemError(400, 'invalid_filter', `${error.loc.slice(1).join('.')}: ${msg}${error.source === undefined ? '' : ` in '${error.source}'`}`, {
+      position: error.position,
+      errors: [{ loc: error.loc, msg, type: 'invalid_filter' }],
+    });
   }
   if (error instanceof NotFound) return new ProblemError(404, 'not_found', error.message);
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
-  if (error instanceof TooManyWaiting) return new ProblemError(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
+  if (error instanceof TooManyWaiting)
+    return new ProblemError(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });
   return unavailableProblem(error);
 }

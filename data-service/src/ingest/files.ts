@@ -25,7 +25,13 @@ export type Staged = { table: string; rows: number; columns: string[]; ignored: 
  * text unless `typed`), in file order, so that row n of the file is rowid n - 1. A structurally
  * broken CSV (wrong number of fields) fails the whole file with DuckDB's message naming the line.
  */
-export async function stageFile(conn: DuckDBConnection, path: string, kind: FileKind, table: string, options: { typed?: boolean; progress: ProgressSink; label: string }): Promise<Staged> {
+export async function stageFile(
+  conn: DuckDBConnection,
+  path: string,
+  kind: FileKind,
+  table: string,
+  options: { typed?: boolean; progress: ProgressSink; label: string },
+): Promise<Staged> {
   const reader = readerSql(path);
   const header = await unreadable(path, conn.runAndReadAll(`describe select * from ${reader}`));
   const names = header.getRowObjects().map((r) => String(r.column_name));
@@ -35,7 +41,15 @@ export async function stageFile(conn: DuckDBConnection, path: string, kind: File
   }
   const { columns, ignored } = matchColumns(kind, names);
   const select = [...columns].map(([upper, original]) => `${sqlIdent(original)}${options.typed ? '' : '::varchar'} as ${sqlIdent(upper)}`).join(', ');
-  await unreadable(path, runWithProgress(conn, `create or replace temp table ${table} as select ${select} from ${reader}`, `${options.label}: reading ${basename(path)}`, options.progress));
+  await unreadable(
+    path,
+    runWithProgress(
+      conn,
+      `create or replace temp table ${table} as select ${select} from ${reader}`,
+      `${options.label}: reading ${basename(path)}`,
+      options.progress,
+    ),
+  );
   const rows = Number((await conn.runAndReadAll(`select count(*) from ${table}`)).getRows()[0]![0]);
   return { table, rows, columns: [...columns.keys()], ignored };
 }

@@ -8,8 +8,17 @@ import { buildReferenceFile } from '../store/reference-files.ts';
 import { rejectsPath, stageFile, writeRejects, type Staged } from './files.ts';
 import { enableProgress, runWithProgress, silentProgress, type ProgressSink } from './progress.ts';
 import {
-  FACTOR_METRICS, factorValidator, instrumentValidator, priceChecksSql, universeName, universeValidator,
-  type Checked, type FactorRow, type FileKind, type InstrumentRow, type RawRow,
+  FACTOR_METRICS,
+  factorValidator,
+  instrumentValidator,
+  priceChecksSql,
+  universeName,
+  universeValidator,
+  type Checked,
+  type FactorRow,
+  type FileKind,
+  type InstrumentRow,
+  type RawRow,
 } from './rules.ts';
 
 export type IngestFiles = {
@@ -65,16 +74,23 @@ export async function ingestReferenceData(files: IngestFiles, options: IngestOpt
   const ctx: Context = { listRejects: options.listRejects ?? 10, progress: options.progress ?? silentProgress, rejectsDir: options.rejectsDir };
   const reports: FileReport[] = [];
   const source = `ingest: ${[
-    basename(files.instruments), files.prices && basename(files.prices), files.factors && basename(files.factors),
+    basename(files.instruments),
+    files.prices && basename(files.prices),
+    files.factors && basename(files.factors),
     ...universes.map((u) => `${u.name}=${basename(u.file)}`),
-  ].filter(Boolean).join(', ')}`;
+  ]
+    .filter(Boolean)
+    .join(', ')}`;
   let counts = { instruments: 0, prices: 0, factor_metrics: 0, universes: {} as Record<string, number> };
 
   const published = await buildReferenceFile(options.referenceDir, source, async (conn) => {
     await enableProgress(conn);
     const instruments = await loadRows(conn, 'instruments', files.instruments, ctx, instrumentValidator(), 'instruments', appendInstrument);
     reports.push(instruments);
-    if (instruments.accepted === 0) throw new Error(`No row of ${files.instruments} was accepted, so nothing was published${instruments.rejects_file ? ` (reasons in ${instruments.rejects_file})` : ''}.`);
+    if (instruments.accepted === 0)
+      throw new Error(
+        `No row of ${files.instruments} was accepted, so nothing was published${instruments.rejects_file ? ` (reasons in ${instruments.rejects_file})` : ''}.`,
+      );
     const accepted = new Set((await conn.runAndReadAll('select isin from instruments')).getRows().map((r) => String(r[0])));
     if (files.prices) reports.push(await loadPrices(conn, files.prices, ctx));
     if (files.factors) reports.push(await loadRows(conn, 'factors', files.factors, ctx, factorValidator(accepted), 'factor_metrics', appendFactors));
@@ -91,7 +107,9 @@ export async function ingestReferenceData(files: IngestFiles, options: IngestOpt
       instruments: await count('select count(*) from instruments'),
       prices: await count('select count(*) from prices'),
       factor_metrics: await count('select count(*) from factor_metrics'),
-      universes: Object.fromEntries((await conn.runAndReadAll('select universe_name, count(*) from universes group by 1 order by 1')).getRows().map((r) => [String(r[0]), Number(r[1])])),
+      universes: Object.fromEntries(
+        (await conn.runAndReadAll('select universe_name, count(*) from universes group by 1 order by 1')).getRows().map((r) => [String(r[0]), Number(r[1])]),
+      ),
     };
     ctx.progress({ step: 'writing the reference file' });
   });
@@ -108,8 +126,13 @@ const PAGE = 10_000;
  * appending).
  */
 async function loadRows<T>(
-  conn: DuckDBConnection, kind: FileKind, path: string, ctx: Context,
-  validate: (raw: RawRow, row: number) => Checked<T>, target: string, append: (a: Appender, row: T) => void,
+  conn: DuckDBConnection,
+  kind: FileKind,
+  path: string,
+  ctx: Context,
+  validate: (raw: RawRow, row: number) => Checked<T>,
+  target: string,
+  append: (a: Appender, row: T) => void,
 ): Promise<FileReport> {
   const label = kind === 'universe' ? `universe ${basename(path)}` : kind;
   const staged = await stageFile(conn, path, kind, `stage_${kind}`, { progress: ctx.progress, label });
@@ -179,19 +202,39 @@ function appendFactors(a: Appender, r: FactorRow): void {
  */
 async function loadPrices(conn: DuckDBConnection, path: string, ctx: Context): Promise<FileReport> {
   const staged = await stageFile(conn, path, 'prices', 'stage_prices', { typed: true, progress: ctx.progress, label: 'prices' });
-  await runWithProgress(conn, `create or replace temp table price_checks as ${priceChecksSql(staged.table, 'instruments')}`, `prices: checking ${staged.rows.toLocaleString('en')} rows`, ctx.progress);
-  await runWithProgress(conn, `insert into prices select isin, date, close from price_checks where reason is null order by isin, date`, 'prices: storing', ctx.progress);
+  await runWithProgress(
+    conn,
+    `create or replace temp table price_checks as ${priceChecksSql(staged.table, 'instruments')}`,
+    `prices: checking ${staged.rows.toLocaleString('en')} rows`,
+    ctx.progress,
+  );
+  await runWithProgress(
+    conn,
+    `insert into prices select isin, date, close from price_checks where reason is null order by isin, date`,
+    'prices: storing',
+    ctx.progress,
+  );
   await conn.run(`update instruments i set price = l.close, price_date = l.date
     from (select isin, arg_max(close, date) as close, max(date) as date from prices group by isin) l
     where l.isin = i.isin and i.price is null`);
   const rejected = Number((await conn.runAndReadAll('select count(*) from price_checks where reason is not null')).getRows()[0]![0]);
   const listed = (await conn.runAndReadAll(`select rid + 1, reason from price_checks where reason is not null order by rid limit ${ctx.listRejects}`))
-    .getRows().map((r: DuckDBValue[]) => ({ row: Number(r[0]), reason: String(r[1]) }));
+    .getRows()
+    .map((r: DuckDBValue[]) => ({ row: Number(r[0]), reason: String(r[1]) }));
   await conn.run(`create or replace temp table rejects_prices as select rid, reason from price_checks where reason is not null`);
   const file = await writeRejects(conn, staged, 'rejects_prices', rejectsPath(path, ctx.rejectsDir), rejected);
   await conn.run('drop table price_checks');
   await dropStage(conn, staged, 'rejects_prices');
-  return { kind: 'prices', file: path, rows: staged.rows, accepted: staged.rows - rejected, rejected, rejects: listed, rejects_file: file, ignored_columns: staged.ignored };
+  return {
+    kind: 'prices',
+    file: path,
+    rows: staged.rows,
+    accepted: staged.rows - rejected,
+    rejected,
+    rejects: listed,
+    rejects_file: file,
+    ignored_columns: staged.ignored,
+  };
 }
 
 async function dropStage(conn: DuckDBConnection, staged: Staged, rejects: string): Promise<void> {
@@ -208,7 +251,10 @@ const REFERENCE_FILE = /^reference-\d{8}T\d{9}Z\.duckdb$/;
  */
 export async function pruneReferenceFiles(dir: string, keep: number): Promise<string[]> {
   if (keep < 1) throw new Error('keep must be at least 1');
-  const old = (await readdir(dir)).filter((n) => REFERENCE_FILE.test(n)).sort().slice(0, -keep);
+  const old = (await readdir(dir))
+    .filter((n) => REFERENCE_FILE.test(n))
+    .sort()
+    .slice(0, -keep);
   for (const name of old) {
     await rm(join(dir, name), { force: true });
     await rm(join(dir, `${name}.wal`), { force: true });

@@ -9,7 +9,24 @@ export type FileKind = 'instruments' | 'prices' | 'factors' | 'universe';
 export const COLUMNS: Record<FileKind, { required: string[]; optional: string[] }> = {
   instruments: {
     required: ['ISIN', 'NAME'],
-    optional: ['TICKER', 'ASSET_CLASS', 'ASSET_SUBCLASS', 'INSTRUMENT_TYPE', 'CURRENCY', 'COUNTRY', 'REGION', 'SECTOR', 'EXCHANGE', 'MARKET_CAP', 'SIZE_LABEL', 'PRICE', 'PRICE_DATE', 'DIVIDEND_YIELD', 'TER', 'ANALYST_TARGET_PRICE'],
+    optional: [
+      'TICKER',
+      'ASSET_CLASS',
+      'ASSET_SUBCLASS',
+      'INSTRUMENT_TYPE',
+      'CURRENCY',
+      'COUNTRY',
+      'REGION',
+      'SECTOR',
+      'EXCHANGE',
+      'MARKET_CAP',
+      'SIZE_LABEL',
+      'PRICE',
+      'PRICE_DATE',
+      'DIVIDEND_YIELD',
+      'TER',
+      'ANALYST_TARGET_PRICE',
+    ],
   },
   prices: { required: ['ISIN', 'DATE', 'CLOSE'], optional: [] },
   factors: { required: ['ISIN'], optional: ['VALUE', 'GROWTH', 'MOMENTUM', 'STABILITY', 'FINANCIAL_HEALTH', 'PROFITABILITY', 'SIZE', 'DIVIDEND'] },
@@ -32,8 +49,10 @@ export function matchColumns(kind: FileKind, header: string[]): { columns: Map<s
     else ignored.push(name);
   }
   const missing = COLUMNS[kind].required.filter((c) => !columns.has(c));
-  if (missing.length > 0) throw new Error(`The ${kind} file has no ${missing.join(', ')} column (header: ${header.join(', ')}). Required: ${COLUMNS[kind].required.join(', ')}.`);
-  if (kind === 'factors' && !FACTOR_METRICS.some((m) => columns.has(m))) throw new Error(`The factors file has none of the metric columns ${FACTOR_METRICS.join(', ')}.`);
+  if (missing.length > 0)
+    throw new Error(`The ${kind} file has no ${missing.join(', ')} column (header: ${header.join(', ')}). Required: ${COLUMNS[kind].required.join(', ')}.`);
+  if (kind === 'factors' && !FACTOR_METRICS.some((m) => columns.has(m)))
+    throw new Error(`The factors file has none of the metric columns ${FACTOR_METRICS.join(', ')}.`);
   return { columns, ignored };
 }
 
@@ -84,7 +103,11 @@ export function parseNumber(raw: RawRow, column: string, range?: { min?: number;
   const number = Number(value);
   if (!NUMBER.test(value) || !Number.isFinite(number)) refuse(`${column} '${value}' is not a number`);
   const r = range ?? {};
-  const ok = (r.min === undefined || number >= r.min) && (r.above === undefined || number > r.above) && (r.max === undefined || number <= r.max) && (r.below === undefined || number < r.below);
+  const ok =
+    (r.min === undefined || number >= r.min) &&
+    (r.above === undefined || number > r.above) &&
+    (r.max === undefined || number <= r.max) &&
+    (r.below === undefined || number < r.below);
   if (!ok) refuse(`${column} ${value} is out of range${r.hint ? ` (${r.hint})` : ''}`);
   return number;
 }

@@ -28,7 +28,9 @@ export async function withInstruments(conn: DuckDBConnection, ref: string, tenan
   const tests = definitions.map((d) => {
     const loc = ['inspiration', d.id, 'query', 'xray'];
     const filter = parseFilter(d.query.xray, loc);
-    filterFields(filter).filter(isFactor).forEach((name) => stars.add(name));
+    filterFields(filter)
+      .filter(isFactor)
+      .forEach((name) => stars.add(name));
     return `coalesce(${compileFilter(filter, 'xray', params, loc, d.query.xray)}, false)`;
   });
   const { with: ctes, from } = scopeSql(ref, tenant, {}, params, [...stars]);

@@ -4,7 +4,15 @@ import { resultToArrowStream } from '../arrow/duckdb-chunks.ts';
 import { storedKeys } from '../custom/store.ts';
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
 import { resolveFields, unknownField } from '../domain/reference-fields.ts';
-import { customTypesSelect, referenceJsonSelect, referenceSelect, universeExistsSelect, type ExtraKind, type InstrumentSource, type ReferencePlan } from './sql.ts';
+import {
+  customTypesSelect,
+  referenceJsonSelect,
+  referenceSelect,
+  universeExistsSelect,
+  type ExtraKind,
+  type InstrumentSource,
+  type ReferencePlan,
+} from './sql.ts';
 
 export type ReferenceRequest = {
   tenantId: string;
@@ -79,12 +87,18 @@ async function jsonAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<R
 async function arrowAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<ReferenceAnswer> {
   let typed = plan;
   if (plan.extras.length > 0) {
-    const t = customTypesSelect(plan, plan.extras.map((e) => e.key));
+    const t = customTypesSelect(
+      plan,
+      plan.extras.map((e) => e.key),
+    );
     const types = new Map((await conn.runAndReadAll(t.sql, t.values, t.types)).getRowsJson().map(([key, list]) => [key as string, list as string[]]));
     typed = { ...plan, extras: plan.extras.map((e) => ({ key: e.key, kind: customColumnKind(types.get(e.key) ?? []) })) };
   }
   const q = referenceSelect(typed);
   const result = await conn.stream(q.sql, q.values, q.types);
-  const bytes = await resultToArrowStream(result, q.columns.map((name, i) => ({ name, nullable: i > 0 })));
+  const bytes = await resultToArrowStream(
+    result,
+    q.columns.map((name, i) => ({ name, nullable: i > 0 })),
+  );
   return { format: 'arrow', bytes };
 }

@@ -119,7 +119,10 @@ export function referenceJsonSelect(plan: ReferencePlan): Statement {
   const p = new SqlParams();
   const rows = answerRows(plan, p);
   const keys = columnNames(plan).slice(1);
-  const record = keys.length === 0 ? `'{}'` : `json_object(${keys.map((k, i) => `${p.text(k)}, ${i < plan.fields.length ? `f${i}` : `x${i - plan.fields.length}`}`).join(', ')})::varchar`;
+  const record =
+    keys.length === 0
+      ? `'{}'`
+      : `json_object(${keys.map((k, i) => `${p.text(k)}, ${i < plan.fields.length ? `f${i}` : `x${i - plan.fields.length}`}`).join(', ')})::varchar`;
   const sql = `${rows.with},
     answer as (select req.ord, ${rows.select.join(',\n      ')} from ${rows.from})
     select '{"data":{' || coalesce(string_agg(to_json(instrument_id)::varchar || ':' || ${record}, ',' order by ord), '') || '},"meta":null}'

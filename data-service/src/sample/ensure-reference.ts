@@ -17,6 +17,8 @@ export async function ensureReferenceData(config: ReferenceStartSettings, logger
     return;
   }
   const started = Date.now();
-  const file = await buildReferenceFile(config.REFERENCE_DIR, 'sample', (conn) => generateSample(conn, { instruments: config.SAMPLE_INSTRUMENTS, years: config.SAMPLE_YEARS, seed: 42 }));
+  const file = await buildReferenceFile(config.REFERENCE_DIR, 'sample', (conn) =>
+    generateSample(conn, { instruments: config.SAMPLE_INSTRUMENTS, years: config.SAMPLE_YEARS, seed: 42 }),
+  );
   logger.info('sample universe generated', { file, instruments: config.SAMPLE_INSTRUMENTS, years: config.SAMPLE_YEARS, ms: Date.now() - started });
 }

@@ -115,7 +115,8 @@ export async function generateSample(conn: DuckDBConnection, options: SampleOpti
     union all select 'DEFAULT', isin from sample_instruments
       where kind = 'ETF' or (kind = 'STOCK' and mcap_usd >= (select median(mcap_usd) from sample_instruments where kind = 'STOCK'))`);
 
-  for (const table of ['sample_paths', 'sample_factors', 'sample_days', 'sample_instruments', 'sample_countries', 'sample_sectors', 'sample_products']) await run(`drop table ${table}`);
+  for (const table of ['sample_paths', 'sample_factors', 'sample_days', 'sample_instruments', 'sample_countries', 'sample_sectors', 'sample_products'])
+    await run(`drop table ${table}`);
   const prices = Number((await conn.runAndReadAll('select count(*) from prices')).getRows()[0]![0]);
   return { instruments: n, ...mix, prices, endDate };
 }
@@ -162,11 +163,25 @@ async function createCatalogue(conn: DuckDBConnection): Promise<void> {
   const total = stockCountries.reduce((sum, c) => sum + c.weight, 0);
   let lo = 0;
   const countryRows = COUNTRIES.map((c) => {
-    const row = [c.code, c.currency, c.region, REGIONS.indexOf(c.region) + 1, c.exchanges, c.suffix, c.usd, c.numericTickers, c.bonds, lo, lo + c.weight / total];
+    const row = [
+      c.code,
+      c.currency,
+      c.region,
+      REGIONS.indexOf(c.region) + 1,
+      c.exchanges,
+      c.suffix,
+      c.usd,
+      c.numericTickers,
+      c.bonds,
+      lo,
+      lo + c.weight / total,
+    ];
     lo += c.weight / total;
     return row;
   });
-  await conn.run(`create temp table sample_countries as select * from ${sqlValues('c', ['code', 'currency', 'region', 'kr', 'exchanges', 'suffix', 'usd', 'numeric_tickers', 'bonds', 'lo', 'hi'], countryRows)}`);
+  await conn.run(
+    `create temp table sample_countries as select * from ${sqlValues('c', ['code', 'currency', 'region', 'kr', 'exchanges', 'suffix', 'usd', 'numeric_tickers', 'bonds', 'lo', 'hi'], countryRows)}`,
+  );
   const sectorTotal = SECTORS.reduce((sum, s) => sum + s.weight, 0);
   lo = 0;
   const sectorRows = SECTORS.map((s, k) => {
@@ -174,12 +189,33 @@ async function createCatalogue(conn: DuckDBConnection): Promise<void> {
     lo += s.weight / sectorTotal;
     return row;
   });
-  await conn.run(`create temp table sample_sectors as select * from ${sqlValues('s', ['sector', 'ks', 'beta', 'dividend', 'earnings_yield', 'growth', 'roe', 'lo', 'hi'], sectorRows)}`);
+  await conn.run(
+    `create temp table sample_sectors as select * from ${sqlValues('s', ['sector', 'ks', 'beta', 'dividend', 'earnings_yield', 'growth', 'roe', 'lo', 'hi'], sectorRows)}`,
+  );
   const productRows = ETF_PRODUCTS.map((p, k) => [
-    k, p.assetClass, p.subclass, p.label, p.region, p.region === 'GLOBAL' ? 0 : REGIONS.indexOf(p.region) + 1, p.domiciles,
-    p.sector ? SECTORS.findIndex((s) => s.name === p.sector) + 1 : 0, p.market, p.regional, p.sectorLoading ?? 0, p.rates, p.credit, p.commodity, p.idio, p.drift, p.dividend, p.ter[0], p.ter[1],
+    k,
+    p.assetClass,
+    p.subclass,
+    p.label,
+    p.region,
+    p.region === 'GLOBAL' ? 0 : REGIONS.indexOf(p.region) + 1,
+    p.domiciles,
+    p.sector ? SECTORS.findIndex((s) => s.name === p.sector) + 1 : 0,
+    p.market,
+    p.regional,
+    p.sectorLoading ?? 0,
+    p.rates,
+    p.credit,
+    p.commodity,
+    p.idio,
+    p.drift,
+    p.dividend,
+    p.ter[0],
+    p.ter[1],
   ]);
-  await conn.run(`create temp table sample_products as select * from ${sqlValues('p', ['product', 'asset_class', 'asset_subclass', 'label', 'region', 'kr', 'domiciles', 'ks', 'lm', 'lr', 'ls', 'lrate', 'lcred', 'lcom', 'lid', 'drift', 'dividend', 'ter_lo', 'ter_hi'], productRows)}`);
+  await conn.run(
+    `create temp table sample_products as select * from ${sqlValues('p', ['product', 'asset_class', 'asset_subclass', 'label', 'region', 'kr', 'domiciles', 'ks', 'lm', 'lr', 'ls', 'lrate', 'lcred', 'lcom', 'lid', 'drift', 'dividend', 'ter_lo', 'ter_hi'], productRows)}`,
+  );
 }
 
 /**
@@ -295,16 +331,28 @@ function factorMetricsSql(): string {
       from recent group by isin
     )
     select s.isin,
-      ${gap(1, `case when kind = 'STOCK' then round(earnings_yield + 0.02 * value_tilt + 0.015 * nrm('value', i, 0), 4)
-        when look_through then round(0.055 + 0.005 * nrm('value', i, 0), 4) end`)},
-      ${gap(2, `case when kind = 'STOCK' then round(growth_base - 0.03 * value_tilt + 0.06 * nrm('growth', i, 0), 4)
-        when look_through then round(0.07 + 0.01 * nrm('growth', i, 0), 4) end`)},
+      ${gap(
+        1,
+        `case when kind = 'STOCK' then round(earnings_yield + 0.02 * value_tilt + 0.015 * nrm('value', i, 0), 4)
+        when look_through then round(0.055 + 0.005 * nrm('value', i, 0), 4) end`,
+      )},
+      ${gap(
+        2,
+        `case when kind = 'STOCK' then round(growth_base - 0.03 * value_tilt + 0.06 * nrm('growth', i, 0), 4)
+        when look_through then round(0.07 + 0.01 * nrm('growth', i, 0), 4) end`,
+      )},
       ${gap(3, 'round(p.momentum, 4)')},
       ${gap(4, 'round(p.stability, 4)')},
-      ${gap(5, `case when kind = 'STOCK' then round(exp(ln(2.5) + 0.35 * quality + 0.4 * nrm('health', i, 0)), 3)
-        when look_through then round(exp(ln(3) + 0.1 * nrm('health', i, 0)), 3) end`)},
-      ${gap(6, `case when kind = 'STOCK' then round(roe + 0.05 * quality + 0.04 * nrm('roe', i, 0), 4)
-        when look_through then round(0.15 + 0.02 * nrm('roe', i, 0), 4) end`)},
+      ${gap(
+        5,
+        `case when kind = 'STOCK' then round(exp(ln(2.5) + 0.35 * quality + 0.4 * nrm('health', i, 0)), 3)
+        when look_through then round(exp(ln(3) + 0.1 * nrm('health', i, 0)), 3) end`,
+      )},
+      ${gap(
+        6,
+        `case when kind = 'STOCK' then round(roe + 0.05 * quality + 0.04 * nrm('roe', i, 0), 4)
+        when look_through then round(0.15 + 0.02 * nrm('roe', i, 0), 4) end`,
+      )},
       ${gap(7, `case when kind = 'STOCK' then round(ln(mcap_usd), 4) when look_through then round(ln(8e10) + 0.5 * nrm('size', i, 0), 4) end`)},
       ${gap(8, `case when kind = 'BOND' or asset_class = 'COMMODITY' then null else dividend_yield end`)}
     from sample_instruments s left join priced p using (isin)

@@ -3,6 +3,4 @@ export type Operator = '>=' | '<=' | '>' | '<' | '==' | '!=';
 
 export type FilterValue = { kind: 'number'; text: string; at: number } | { kind: 'string'; value: string; at: number };
 
-export type Filter =
-  | { type: 'and' | 'or'; items: Filter[] }
-  | { type: 'compare'; field: string; fieldAt: number; op: Operator; value: FilterValue };
+export type Filter = { type: 'and' | 'or'; items: Filter[] } | { type: 'compare'; field: string; fieldAt: number; op: Operator; value: FilterValue };

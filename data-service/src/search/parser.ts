@@ -7,7 +7,11 @@ import type { Filter } from './ast.ts';
 // there is no generated parser file to keep in step with the grammar.
 const parser = peggy.generate(readFileSync(new URL('./grammar.peggy', import.meta.url), 'utf8'));
 
-type PeggyError = { location?: { start: { offset: number } }; expected?: { type: string; description?: string; text?: string }[] | null; found?: string | null };
+type PeggyError = {
+  location?: { start: { offset: number } };
+  expected?: { type: string; description?: string; text?: string }[] | null;
+  found?: string | null;
+};
 
 /**
  * Parses a filter into its AST, or throws an InvalidExpression at `loc` naming the 0-based

@@ -20,7 +20,14 @@ export type SearchScope = {
  * `overrides`: reference fields (lower case) for which the tenant stored custom values; those win
  * over the provider's, as in reference answers. Stars rank and group on the provider's data.
  */
-export function scopeSql(ref: string, tenant: string, scope: SearchScope, params: SqlParams, stars: readonly XrayFactor[], overrides: readonly string[] = []): { with: string; from: string } {
+export function scopeSql(
+  ref: string,
+  tenant: string,
+  scope: SearchScope,
+  params: SqlParams,
+  stars: readonly XrayFactor[],
+  overrides: readonly string[] = [],
+): { with: string; from: string } {
   const ctes = [`answer as (select isin from ${universeSql(ref, tenant, scope.instrumentUniverse, params)})`];
   let instruments = `${ref}.instruments`;
   if (overrides.length > 0) {
@@ -33,9 +40,7 @@ export function scopeSql(ref: string, tenant: string, scope: SearchScope, params
   }
   let from = `from answer a left join ${instruments} i on i.isin = a.isin`;
   if (stars.length > 0) {
-    const norm = scope.normalizationUniverse === undefined || scope.normalizationUniverse === scope.instrumentUniverse
-      ? 'answer'
-      : 'norm';
+    const norm = scope.normalizationUniverse === undefined || scope.normalizationUniverse === scope.instrumentUniverse ? 'answer' : 'norm';
     if (norm === 'norm') ctes.push(`norm as (select isin from ${universeSql(ref, tenant, scope.normalizationUniverse, params)})`);
     ctes.push(`stars as (${starsSql(ref, scope.split, norm, 'answer', stars)})`);
     from += ' left join stars s on s.isin = a.isin';

@@ -37,7 +37,10 @@ export async function smartSearch(duck: DuckStore, tenant: string, request: Smar
     const loc: Loc = ['body', 'query', kind];
     const filter = parseFilter(text, loc);
     const sql = compileFilter(filter, kind, params, loc, text);
-    if (kind === 'xray') filterFields(filter).filter(isFactor).forEach((name) => stars.add(name));
+    if (kind === 'xray')
+      filterFields(filter)
+        .filter(isFactor)
+        .forEach((name) => stars.add(name));
     return [sql];
   });
   const sorting = checkSorting(request.sorting_variables);
@@ -57,7 +60,11 @@ export async function smartSearch(duck: DuckStore, tenant: string, request: Smar
     const rows = (await conn.runAndReadAll(sql, params.values, params.types)).getRows();
     return {
       query: { reference: request.query.reference ?? null, xray: request.query.xray ?? null, derived: request.query.derived ?? null },
-      xray_parameters: { normalization_universe: xp.normalization_universe ?? null, instrument_universe: xp.instrument_universe ?? null, group_split_type: split ?? null },
+      xray_parameters: {
+        normalization_universe: xp.normalization_universe ?? null,
+        instrument_universe: xp.instrument_universe ?? null,
+        group_split_type: split ?? null,
+      },
       instruments_predefined: [],
       sorting_variables: {
         reference: sorting.reference as Schemas['ReferenceField'][],
@@ -85,7 +92,8 @@ function checkSorting(sv: SmartSearchRequest['sorting_variables']) {
   const sortingOrder = sv?.sorting_order ?? [];
   const order = sortingOrder.map((name, i) => {
     const sql = sqlOf.get(name);
-    if (sql === undefined) throw new InvalidValue(['body', 'sorting_variables', 'sorting_order', i], `'${name}' is not listed in sorting_variables.reference, .xray or .derived`);
+    if (sql === undefined)
+      throw new InvalidValue(['body', 'sorting_variables', 'sorting_order', i], `'${name}' is not listed in sorting_variables.reference, .xray or .derived`);
     return sql;
   });
   return { ...lists, sortingOrder, order, ascending: sv?.ascending ?? false };

@@ -59,7 +59,9 @@ export type Grid = {
  * and exact when they do not nest, e.g. weekly deposits sampled monthly). The end date is always a
  * sample date; a deposit date after it is not simulated.
  */
-export function buildGrid(input: Pick<SimulationInput, 'startDay' | 'endDay' | 'startAmount' | 'depositAmount' | 'depositFrequency' | 'sampleFrequency'>): Grid {
+export function buildGrid(
+  input: Pick<SimulationInput, 'startDay' | 'endDay' | 'startAmount' | 'depositAmount' | 'depositFrequency' | 'sampleFrequency'>,
+): Grid {
   const samples = datesUpTo(input.startDay, input.endDay, input.sampleFrequency);
   if (samples.at(-1) !== input.endDay) samples.push(input.endDay);
   const deposits = input.depositAmount === 0 ? [input.startDay] : datesUpTo(input.startDay, input.endDay, input.depositFrequency);

@@ -39,7 +39,10 @@ export function estimateFromHistory(classes: readonly string[], isins: readonly 
   const t = history.days.length;
   if (t < MIN_CLOSES) {
     const shortest = history.available.indexOf(Math.min(...history.available));
-    throw new UnknownValue(['body', 'asset_class_mapping', classes[shortest]!], `the instruments ${isins.join(', ')} share ${t} dates with a close; historical returns need at least ${MIN_CLOSES}`);
+    throw new UnknownValue(
+      ['body', 'asset_class_mapping', classes[shortest]!],
+      `the instruments ${isins.join(', ')} share ${t} dates with a close; historical returns need at least ${MIN_CLOSES}`,
+    );
   }
   const returns = history.closes.map((c) => {
     const r = new Float64Array(t - 1);

@@ -82,22 +82,38 @@ export function planSimulation(request: FuturePerformanceRequest, limits: Simula
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffff_ffff) fail(body('seed'), 'must be an integer from 0 to 4294967295');
 
   const base = {
-    weights, startDay, endDay, startAmount: finite('start_amount', 0), depositAmount: finite('recurring_deposit_amount'),
-    depositFrequency: frequency('recurring_deposit_frequency'), sampleFrequency: frequency('sample_frequency'), quantiles, scenarios, seed,
+    weights,
+    startDay,
+    endDay,
+    startAmount: finite('start_amount', 0),
+    depositAmount: finite('recurring_deposit_amount'),
+    depositFrequency: frequency('recurring_deposit_frequency'),
+    sampleFrequency: frequency('sample_frequency'),
+    quantiles,
+    scenarios,
+    seed,
   };
   const grid = buildGrid(base);
   const cells = scenarios * stepCount(grid) * classes.length;
   if (cells > limits.maxCells) {
-    fail(body('scenarios'), `${scenarios} scenarios × ${stepCount(grid)} steps × ${classes.length} asset classes = ${cells} exceeds this service's limit of ${limits.maxCells}; ask for fewer scenarios, a shorter period or less frequent samples and deposits`);
+    fail(
+      body('scenarios'),
+      `${scenarios} scenarios × ${stepCount(grid)} steps × ${classes.length} asset classes = ${cells} exceeds this service's limit of ${limits.maxCells}; ask for fewer scenarios, a shorter period or less frequent samples and deposits`,
+    );
   }
   const answerValues = grid.sampleDays.length * quantiles.length;
   if (answerValues > MAX_ANSWER_VALUES) {
-    fail(body('sample_frequency'), `${grid.sampleDays.length} sample dates (${formatDay(startDay)} to ${formatDay(endDay)}) × ${quantiles.length} quantiles exceed ${MAX_ANSWER_VALUES} answer values; sample less often`);
+    fail(
+      body('sample_frequency'),
+      `${grid.sampleDays.length} sample dates (${formatDay(startDay)} to ${formatDay(endDay)}) × ${quantiles.length} quantiles exceed ${MAX_ANSWER_VALUES} answer values; sample less often`,
+    );
   }
 
   if (request.use_expected_returns === false) {
     const mapping = request.asset_class_mapping ?? {};
-    const isins = classes.map((name) => mapping[name] ?? fail(body('asset_class_mapping', name), 'historical returns need an instrument (ISIN) for every asset class'));
+    const isins = classes.map(
+      (name) => mapping[name] ?? fail(body('asset_class_mapping', name), 'historical returns need an instrument (ISIN) for every asset class'),
+    );
     return { classes, base, grid, source: { kind: 'historical', isins } };
   }
   const parameters = (field: 'asset_class_st_mean_and_stdev' | 'asset_class_lt_mean_and_stdev', name: string, given?: MeanAndStdev): MeanAndStdev => {
@@ -109,7 +125,8 @@ export function planSimulation(request: FuturePerformanceRequest, limits: Simula
   const shortTerm = classes.map((name) => parameters('asset_class_st_mean_and_stdev', name));
   const longTerm = classes.map((name, i) => parameters('asset_class_lt_mean_and_stdev', name, shortTerm[i]));
   const cutOffYears = request.short_to_long_term_transition_cut_off ?? DEFAULT_CUT_OFF_YEARS;
-  if (!Number.isInteger(cutOffYears) || cutOffYears < 0 || cutOffYears > MAX_YEARS) fail(body('short_to_long_term_transition_cut_off'), `must be an integer from 0 to ${MAX_YEARS}`);
+  if (!Number.isInteger(cutOffYears) || cutOffYears < 0 || cutOffYears > MAX_YEARS)
+    fail(body('short_to_long_term_transition_cut_off'), `must be an integer from 0 to ${MAX_YEARS}`);
   const correlation = correlationMatrix(request.asset_class_correlations, classes);
   return { classes, base, grid, source: { kind: 'expected', shortTerm, longTerm, cutOffYears, correlation } };
 }
@@ -145,6 +162,7 @@ function correlationMatrix(given: FuturePerformanceRequest['asset_class_correlat
     }
   }
   if (!any) return undefined;
-  if (!psdCholesky(c, n)) fail(['body', 'asset_class_correlations'], 'the correlation matrix is not positive semi-definite (no set of returns can have these correlations)');
+  if (!psdCholesky(c, n))
+    fail(['body', 'asset_class_correlations'], 'the correlation matrix is not positive semi-definite (no set of returns can have these correlations)');
   return c;
 }

@@ -13,7 +13,10 @@ export async function newestReferenceFile(dir: string): Promise<string | undefin
   } catch {
     return undefined;
   }
-  const newest = names.filter((n) => FILE.test(n)).sort().at(-1);
+  const newest = names
+    .filter((n) => FILE.test(n))
+    .sort()
+    .at(-1);
   return newest ? join(dir, newest) : undefined;
 }
 

@@ -17,9 +17,13 @@ export const UNIVERSE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * first bad lines (1 = the file's first line).
  */
 export function parseUniverseMembers(text: string): string[] {
-  const records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, info: true }) as unknown as { record: string[]; info: { lines: number } }[];
+  const records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true, trim: true, info: true }) as unknown as {
+    record: string[];
+    info: { lines: number };
+  }[];
   const column = records[0]?.record.findIndex((cell) => cell.toUpperCase() === 'ISIN') ?? -1;
-  if (column < 0 && records.some((r) => r.record.length > 1)) throw new Error('A CSV file needs a header row with an ISIN column; otherwise give one ISIN per line.');
+  if (column < 0 && records.some((r) => r.record.length > 1))
+    throw new Error('A CSV file needs a header row with an ISIN column; otherwise give one ISIN per line.');
   const problems: string[] = [];
   const isins = new Set<string>();
   for (const { record, info } of column < 0 ? records : records.slice(1)) {
@@ -28,7 +32,8 @@ export function parseUniverseMembers(text: string): string[] {
     if (problem) problems.push(`line ${info.lines}: ${problem}`);
     else isins.add(isin);
   }
-  if (problems.length > 0) throw new Error(`${problems.length} bad ISIN(s), nothing written:\n${problems.slice(0, 10).join('\n')}${problems.length > 10 ? '\n…' : ''}`);
+  if (problems.length > 0)
+    throw new Error(`${problems.length} bad ISIN(s), nothing written:\n${problems.slice(0, 10).join('\n')}${problems.length > 10 ? '\n…' : ''}`);
   if (isins.size === 0) throw new Error('The file names no ISIN (a universe exists while it has members; use `data universe remove` to drop one).');
   return [...isins].sort();
 }

@@ -19,7 +19,9 @@ export function encodeXrayAnswer(table: StarsTable, fields: readonly XrayFactor[
   const columns = [...new Set(fields)].map((field) => FACTORS.findIndex((f) => f.field === field));
   for (const isin of table.keys()) if (!PLAIN_KEY.test(isin)) return viaObject(table, columns);
   // The bytes of `{"FIELD":v` (first field) or `,"FIELD":v` for every field and value 0 (null) … 5.
-  const pieces = columns.map((i, k) => Array.from({ length: 6 }, (_, v) => Buffer.from(`${k === 0 ? '{' : ','}"${FACTORS[i]!.field}":${v === 0 ? 'null' : v}`, 'latin1')));
+  const pieces = columns.map((i, k) =>
+    Array.from({ length: 6 }, (_, v) => Buffer.from(`${k === 0 ? '{' : ','}"${FACTORS[i]!.field}":${v === 0 ? 'null' : v}`, 'latin1')),
+  );
   const open = Buffer.from('[{"data":{', 'latin1');
   const close = Buffer.from('}}]', 'latin1');
   // Per instrument `"<isin>":` + the fields + `}` (`{}` without fields); a null is 3 bytes longer

@@ -22,7 +22,13 @@ import { FACTORS, GROUP_SPLITS, starsColumn, type GroupSplitType, type XrayFacto
  * replaces, took 1.4 times as long on 100,000 instruments.) When both relations are one, every row
  * is a member.
  */
-export function starsSql(ref: string, split: GroupSplitType | undefined, norm: string, answer: string, factors: readonly XrayFactor[] = FACTORS.map((f) => f.field)): string {
+export function starsSql(
+  ref: string,
+  split: GroupSplitType | undefined,
+  norm: string,
+  answer: string,
+  factors: readonly XrayFactor[] = FACTORS.map((f) => f.field),
+): string {
   const chosen = FACTORS.filter((f) => factors.includes(f.field));
   const same = norm === answer;
   const groups = split ? GROUP_SPLITS[split].map((c) => `p.${c}`) : [];

@@ -61,7 +61,9 @@ export class XrayService {
       const columns = [...new Set(fields)];
       // Stars keys are JSON arrays: an answer's key never equals one.
       const answerKey = `answer ${JSON.stringify(columns)} ${key}`;
-      return this.cache.get(session.version, answerKey, async () => encodeXrayAnswer(await this.stars(session, tenant, request, key), columns)) as Promise<Buffer>;
+      return this.cache.get(session.version, answerKey, async () =>
+        encodeXrayAnswer(await this.stars(session, tenant, request, key), columns),
+      ) as Promise<Buffer>;
     });
   }
 
@@ -86,7 +88,9 @@ export class XrayService {
         : `select isin from ${universeSql(ref, tenant, universe, params)}`;
       // Ranked among the answered instruments themselves: one relation (starsSql's shorter form).
       const own = !narrowed && (normalizationUniverse === undefined || normalizationUniverse === universe);
-      const ctes = own ? `with answer as (${answer})` : `with norm as (select isin from ${universeSql(ref, tenant, normalizationUniverse ?? universe, params)}),
+      const ctes = own
+        ? `with answer as (${answer})`
+        : `with norm as (select isin from ${universeSql(ref, tenant, normalizationUniverse ?? universe, params)}),
           answer as (${answer})`;
       // Three bits per factor in one integer: one column to read instead of eight.
       const packed = FACTORS.map((f, k) => `(coalesce(${starsColumn(f.field)}, 0) << ${3 * k})`).join(' | ');

@@ -5,7 +5,8 @@ import type { TestTenant } from '../../../scripts/test-support/platform.ts';
 export function dataClient(dataUrl: string, tenant: TestTenant) {
   const auth = { 'x-tenant-id': tenant.tenantId, 'x-api-key': tenant.apiKey };
   return {
-    post: (path: string, body: unknown, headers: Record<string, string> = {}) => call(`${dataUrl}${path}`, { method: 'POST', body, headers: { ...auth, ...headers } }),
+    post: (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      call(`${dataUrl}${path}`, { method: 'POST', body, headers: { ...auth, ...headers } }),
     postText: (path: string, text: string, contentType: string) =>
       call(`${dataUrl}${path}`, { method: 'POST', rawBody: text, headers: { ...auth, 'content-type': contentType } }),
     get: (path: string, headers: Record<string, string> = {}) => call(`${dataUrl}${path}`, { headers: { ...auth, ...headers } }),

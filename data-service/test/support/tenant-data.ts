@@ -23,7 +23,12 @@ export async function seedTenantUniverses(database: { url: string }, universes: 
 export async function removeTenantUniverse(database: { url: string }, tenant: string, name: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   try {
-    await writeTenantData(pool, tenant, (client) => removeUniversePg(client, tenant, name), (n) => n > 0);
+    await writeTenantData(
+      pool,
+      tenant,
+      (client) => removeUniversePg(client, tenant, name),
+      (n) => n > 0,
+    );
   } finally {
     await pool.end();
   }

@@ -5,8 +5,7 @@ import type { Principal } from '../domain/principal.ts';
 import type { TokenSigner } from './tokens.ts';
 
 /** A 401 with the RFC 6750 challenge, so clients know to send a bearer token. */
-const unauthenticated = (detail: string) =>
-  new ProblemError(401, 'unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="management"' } });
+const unauthenticated = (detail: string) => new ProblemError(401, 'unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="management"' } });
 
 export type OidcSettings = { issuer: string; audience: string; jwksUrl: string; tenantClaim: string };
 

@@ -43,7 +43,8 @@ export async function createTokenSigner(privateKeyPem: string, issuer: string, t
     verify: async (token) => {
       const { payload } = await jwtVerify(token, publicKey, { issuer, algorithms: ['ES256'], requiredClaims: ['sub', 'exp', 'tenant_id', 'kind'] });
       if (typeof payload.tenant_id !== 'string' || (payload.kind !== 'machine' && payload.kind !== 'user')) throw new Error('bad claims');
-      if ((payload.sid !== undefined && typeof payload.sid !== 'string') || (payload.azp !== undefined && typeof payload.azp !== 'string')) throw new Error('bad claims');
+      if ((payload.sid !== undefined && typeof payload.sid !== 'string') || (payload.azp !== undefined && typeof payload.azp !== 'string'))
+        throw new Error('bad claims');
       return payload as AccessClaims;
     },
   };

@@ -24,7 +24,8 @@ const settings = (doc: Doc) => ((doc.config as Doc | undefined)?.manager_setting
 const isRobo = (doc: Doc) => String((doc.config as Doc | undefined)?.manager ?? '').startsWith('ROBO_ADVISOR');
 
 /** Whether the cash of the base currency covers `amount`, compared as exact decimals. */
-const cashCovers = (doc: Doc, amount: number) => fromNumber(Number((doc.portfolio as Doc | undefined)?.[`$${String(doc.base_currency)}`] ?? 0)).gte(fromNumber(amount));
+const cashCovers = (doc: Doc, amount: number) =>
+  fromNumber(Number((doc.portfolio as Doc | undefined)?.[`$${String(doc.base_currency)}`] ?? 0)).gte(fromNumber(amount));
 
 /**
  * The events a portfolio change causes, per the interface's catalogue: creation; every change of
@@ -42,13 +43,20 @@ export function portfolioEvents(
   const ref = portfolioRef(after, owner);
   const events: OutboundEvent[] = [];
   if (!before) events.push(envelope('portfolios', 'creation', ref, now, after.id));
-  if (before && before.doc.status !== after.doc.status) events.push(envelope('portfolios', 'status-update', { ...ref, value: after.doc.status as string }, now, after.id));
+  if (before && before.doc.status !== after.doc.status)
+    events.push(envelope('portfolios', 'status-update', { ...ref, value: after.doc.status as string }, now, after.id));
   const divest = settings(after.doc).divest_amount;
   const divestBefore = before ? settings(before.doc).divest_amount : undefined;
   const divestChanged = divest !== undefined && divest !== divestBefore;
   if (isRobo(after.doc) && divestChanged) {
     events.push(
-      envelope('portfolios', 'divest-amount-update', { ...ref, divest_amount: (divest ?? null) as number | null, currency: after.doc.base_currency as string }, now, after.id),
+      envelope(
+        'portfolios',
+        'divest-amount-update',
+        { ...ref, divest_amount: (divest ?? null) as number | null, currency: after.doc.base_currency as string },
+        now,
+        after.id,
+      ),
     );
   }
   const holdingsChanged = before !== undefined && JSON.stringify(before.doc.portfolio) !== JSON.stringify(after.doc.portfolio);
@@ -82,14 +90,29 @@ type OptimizationRef = { id: string; portfolio_id: string; external_id: string |
 
 /** optimizations.status-update: an optimization is ready (in 1.0.0 only with value SUCCESS). */
 export const optimizationStatusUpdate = (o: OptimizationRef & { is_recommended: boolean; status: string }, now: string): OutboundEvent =>
-  envelope('optimizations', 'status-update', { id: o.id, portfolio_id: o.portfolio_id, external_id: o.external_id, is_recommended: o.is_recommended, value: o.status }, now, o.portfolio_id);
+  envelope(
+    'optimizations',
+    'status-update',
+    { id: o.id, portfolio_id: o.portfolio_id, external_id: o.external_id, is_recommended: o.is_recommended, value: o.status },
+    now,
+    o.portfolio_id,
+  );
 
 /** optimizations.owner-choice-update: the owner's choice of an advisory optimization changed. */
 export const optimizationOwnerChoiceUpdate = (o: OptimizationRef & { owner_choice: string }, now: string): OutboundEvent =>
-  envelope('optimizations', 'owner-choice-update', { id: o.id, portfolio_id: o.portfolio_id, external_id: o.external_id, value: o.owner_choice }, now, o.portfolio_id);
+  envelope(
+    'optimizations',
+    'owner-choice-update',
+    { id: o.id, portfolio_id: o.portfolio_id, external_id: o.external_id, value: o.owner_choice },
+    now,
+    o.portfolio_id,
+  );
 
 /** profiles.assessment-status-update (payload subject `assessments`); accepted_datetime only when ACCEPTED. */
-export function assessmentStatusUpdate(a: { profile_id: string; questionnaire_id: string; status: string; accepted_datetime?: string | null }, now: string): OutboundEvent {
+export function assessmentStatusUpdate(
+  a: { profile_id: string; questionnaire_id: string; status: string; accepted_datetime?: string | null },
+  now: string,
+): OutboundEvent {
   const data: Doc = { profile_id: a.profile_id, questionnaire_id: a.questionnaire_id, value: a.status };
   if (a.status === 'ACCEPTED' && a.accepted_datetime) data.accepted_datetime = a.accepted_datetime;
   return envelope('assessments', 'assessment-status-update', data, now, a.profile_id);
@@ -99,5 +122,11 @@ type Movement = { portfolio: { id: string; doc: Doc }; owner: Owner; amount: str
 
 /** notifications.deposit-received and notifications.withdrawal-executed (docs/adr/0012-outbound-events.md). */
 export function cashNotification(kind: 'deposit-received' | 'withdrawal-executed', m: Movement, now: string): OutboundEvent {
-  return envelope('notifications', kind, { ...portfolioRef(m.portfolio, m.owner), amount: m.amount, currency: m.currency, transaction_id: m.transaction_id }, now, m.portfolio.id);
+  return envelope(
+    'notifications',
+    kind,
+    { ...portfolioRef(m.portfolio, m.owner), amount: m.amount, currency: m.currency, transaction_id: m.transaction_id },
+    now,
+    m.portfolio.id,
+  );
 }

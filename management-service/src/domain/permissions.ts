@@ -4,11 +4,9 @@ import { NotPermitted } from './errors.ts';
 type Access = { readable_by: string[]; modifiable_by: string[] };
 
 /** Machine clients read everything of their tenant; an end user what `readable_by` names. */
-export const canRead = (principal: Principal, entity: Access): boolean =>
-  principal.kind === 'machine' || entity.readable_by.includes(principal.subject);
+export const canRead = (principal: Principal, entity: Access): boolean => principal.kind === 'machine' || entity.readable_by.includes(principal.subject);
 
-export const canModify = (principal: Principal, entity: Access): boolean =>
-  principal.kind === 'machine' || entity.modifiable_by.includes(principal.subject);
+export const canModify = (principal: Principal, entity: Access): boolean => principal.kind === 'machine' || entity.modifiable_by.includes(principal.subject);
 
 export function mustModify(principal: Principal, entity: Access, label: string): void {
   if (!canModify(principal, entity)) throw new NotPermitted(`You may not modify this ${label}.`);

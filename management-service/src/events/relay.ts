@@ -27,7 +27,10 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
       const events = await claimUnpublished(trx, batch);
       if (events.length === 0) return 0;
       await Promise.all(events.map((e) => js.publish(e.nats_subject ?? subjects.tenantEvents(e.tenant_id), JSON.stringify(e.envelope), { msgID: e.event_id })));
-      await markPublished(trx, events.map((e) => e.seq));
+      await markPublished(
+        trx,
+        events.map((e) => e.seq),
+      );
       return events.length;
     });
 

@@ -55,7 +55,14 @@ async function minimumFunding(trx: Knex.Transaction, portfolio: EntityRow): Prom
  * first funding that reaches the policy minimum, the status re-derived (with its events), the
  * customer notification, and for a robo-advised portfolio an optimizer request.
  */
-async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, portfolio: EntityRow, amount: string, transactionId: string) {
+async function bookSettledDeposit(
+  trx: Knex.Transaction,
+  tenant: TenantSettings,
+  wctx: WriteContext,
+  portfolio: EntityRow,
+  amount: string,
+  transactionId: string,
+) {
   const patch = depositPatch(portfolio.doc, parseDecimal(amount), await minimumFunding(trx, portfolio), wctx.now);
   const notification: ExtraEvents = (owner, next) => [
     cashNotification('deposit-received', { portfolio: next, owner, amount, currency: String(next.doc.base_currency), transaction_id: transactionId }, wctx.now),
@@ -69,17 +76,37 @@ async function bookSettledDeposit(trx: Knex.Transaction, tenant: TenantSettings,
  * now (a SETTLED transaction). With the broker integrated by the service, write a PENDING
  * transaction and the broker instruction; the settlement job books it (settleDeposit).
  */
-export async function deposit(trx: Knex.Transaction, tenant: TenantSettings, principal: Principal, event: CashEvent, now: string): Promise<{ settled: boolean; transaction: EntityRow }> {
+export async function deposit(
+  trx: Knex.Transaction,
+  tenant: TenantSettings,
+  principal: Principal,
+  event: CashEvent,
+  now: string,
+): Promise<{ settled: boolean; transaction: EntityRow }> {
   const portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
   checkDepositTarget(portfolio.doc, event.amount, event.currency);
   const wctx = writeContext(principal, tenant, portfolio, now);
   const settled = tenant.broker_integration === 'CLIENT';
-  const body = { status: settled ? 'SETTLED' : 'PENDING', quantity: event.amount, currency: event.currency, external_id: event.external_id ?? null, datetime: now };
+  const body = {
+    status: settled ? 'SETTLED' : 'PENDING',
+    quantity: event.amount,
+    currency: event.currency,
+    external_id: event.external_id ?? null,
+    datetime: now,
+  };
   const transaction = await bookCashTransaction(trx, tenant, wctx, body);
   if (settled) {
     await bookSettledDeposit(trx, tenant, wctx, portfolio, event.amount, transaction.id);
   } else {
-    const instruction = { id: newId('B'), tenant_id: principal.tenantId, kind: 'DEPOSIT' as const, portfolio_id: portfolio.id, transaction_id: transaction.id, amount: event.amount, currency: event.currency };
+    const instruction = {
+      id: newId('B'),
+      tenant_id: principal.tenantId,
+      kind: 'DEPOSIT' as const,
+      portfolio_id: portfolio.id,
+      transaction_id: transaction.id,
+      amount: event.amount,
+      currency: event.currency,
+    };
     await insertInstruction(trx, instruction, now);
   }
   return { settled, transaction };
@@ -92,7 +119,13 @@ export type BrokerOutcome = { status: 'SETTLED' } | { status: 'REJECTED'; reason
  * deposit is booked, or CANCELLED when the broker refused the move. Runs once per transaction:
  * a transaction no longer PENDING is left alone.
  */
-export async function settleDeposit(trx: Knex.Transaction, tenant: TenantSettings, instruction: BrokerInstruction, outcome: BrokerOutcome, now: string): Promise<void> {
+export async function settleDeposit(
+  trx: Knex.Transaction,
+  tenant: TenantSettings,
+  instruction: BrokerInstruction,
+  outcome: BrokerOutcome,
+  now: string,
+): Promise<void> {
   const principal: Principal = { tenantId: instruction.tenant_id, kind: 'machine', subject: 'broker' };
   const portfolio = await findEntity(trx, { tenantId: instruction.tenant_id, type: 'portfolios', id: instruction.portfolio_id }, { forUpdate: true });
   const transaction = await findEntity(trx, { tenantId: instruction.tenant_id, type: 'transactions', id: instruction.transaction_id }, { forUpdate: true });
@@ -108,7 +141,13 @@ export async function settleDeposit(trx: Knex.Transaction, tenant: TenantSetting
  * the broker integrated by the service also books the negative CASH transaction and lowers cash
  * and divest_amount (the cash must cover it).
  */
-export async function recordWithdrawal(trx: Knex.Transaction, tenant: TenantSettings, principal: Principal, event: CashEvent, now: string): Promise<WithdrawalRow> {
+export async function recordWithdrawal(
+  trx: Knex.Transaction,
+  tenant: TenantSettings,
+  principal: Principal,
+  event: CashEvent,
+  now: string,
+): Promise<WithdrawalRow> {
   let portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
   const amount = checkCashEvent(portfolio.doc, event.amount, event.currency);
   let transactionId: string | null = null;
@@ -120,7 +159,11 @@ export async function recordWithdrawal(trx: Knex.Transaction, tenant: TenantSett
     portfolio = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc);
   }
   const owner = await ownerOf(trx, portfolio.tenant_id, portfolio.doc.owned_by_user_id);
-  const notification = cashNotification('withdrawal-executed', { portfolio, owner: owner!, amount: event.amount, currency: event.currency, transaction_id: transactionId }, now);
+  const notification = cashNotification(
+    'withdrawal-executed',
+    { portfolio, owner: owner!, amount: event.amount, currency: event.currency, transaction_id: transactionId },
+    now,
+  );
   const record: WithdrawalRow = {
     tenant_id: principal.tenantId,
     portfolio_id: portfolio.id,

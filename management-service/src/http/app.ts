@@ -27,7 +27,11 @@ export type ManagementDeps = {
 
 /** Each kind's checks that run before the contract's validation, by the operationId they belong to. */
 function bodyPrechecks(kinds: EntityKind[]): Map<string, (body: unknown) => void> {
-  return new Map(kinds.flatMap((kind) => Object.entries(kind.beforeValidation ?? {}).map(([op, check]): [string, (body: unknown) => void] => [kind.operations[op as Operation], check])));
+  return new Map(
+    kinds.flatMap((kind) =>
+      Object.entries(kind.beforeValidation ?? {}).map(([op, check]): [string, (body: unknown) => void] => [kind.operations[op as Operation], check]),
+    ),
+  );
 }
 
 /** The management interface: routes of contracts/management.openapi.yaml, handlers by operationId. */

@@ -10,7 +10,10 @@ import { presentEntity } from './present.ts';
 /** The reference fields named by `embed`, checked against what the collection can embed. */
 export function embedFields(kind: EntityKind, embed: unknown): string[] {
   if (embed === undefined || embed === '') return [];
-  const names = String(embed).split(',').map((s) => s.trim()).filter(Boolean);
+  const names = String(embed)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.find((n) => !kind.embeddable.includes(n));
   if (unknown !== undefined) {
     const allowed = kind.embeddable.length ? kind.embeddable.join(', ') : 'nothing';

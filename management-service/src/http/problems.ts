@@ -18,7 +18,9 @@ import { QuerySyntaxError } from '../query/parser.ts';
 export function domainProblem(error: unknown): ProblemError | undefined {
   if (error instanceof EntityNotFound) return new ProblemError(404, 'not_found', error.message);
   if (error instanceof FieldsNotPermitted) {
-    return new ProblemError(403, 'forbidden', error.message, { errors: error.locs.map((loc) => ({ loc, msg: "is not the customer's to change", type: 'permission' })) });
+    return new ProblemError(403, 'forbidden', error.message, {
+      errors: error.locs.map((loc) => ({ loc, msg: "is not the customer's to change", type: 'permission' })),
+    });
   }
   if (error instanceof NotPermitted) return new ProblemError(403, 'forbidden', error.message);
   if (error instanceof DuplicateValue) {
@@ -34,7 +36,10 @@ export function domainProblem(error: unknown): ProblemError | undefined {
     return new ProblemError(400, 'invalid_parameter', error.message, { errors: [{ loc: error.loc, msg: error.message, type: 'parameter' }] });
   }
   if (error instanceof QuerySyntaxError || error instanceof QueryError) {
-    return new ProblemError(400, 'invalid_query', error.message, { position: error.position, errors: [{ loc: ['query', 'query'], msg: error.message, type: 'query' }] });
+    return new ProblemError(400, 'invalid_query', error.message, {
+      position: error.position,
+      errors: [{ loc: ['query', 'query'], msg: error.message, type: 'query' }],
+    });
   }
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
   if (error instanceof VersionMismatch) return new ProblemError(412, 'version_mismatch', error.message);

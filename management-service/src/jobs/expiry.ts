@@ -26,7 +26,9 @@ function startExpiry(what: string, remove: () => Promise<number>, logger: Logger
 }
 
 /** Removes Idempotency-Keys past their retention. */
-export const startKeyExpiry = (db: Knex, logger: Logger, everyMs = 3_600_000) => startExpiry('idempotency keys', () => deleteExpiredKeys(knexSql(db)), logger, everyMs);
+export const startKeyExpiry = (db: Knex, logger: Logger, everyMs = 3_600_000) =>
+  startExpiry('idempotency keys', () => deleteExpiredKeys(knexSql(db)), logger, everyMs);
 
 /** Removes token revocations no live access token can need any more. */
-export const startRevocationExpiry = (db: Knex, logger: Logger, everyMs = 3_600_000) => startExpiry('token revocations', () => deleteExpiredRevocations(db), logger, everyMs);
+export const startRevocationExpiry = (db: Knex, logger: Logger, everyMs = 3_600_000) =>
+  startExpiry('token revocations', () => deleteExpiredRevocations(db), logger, everyMs);

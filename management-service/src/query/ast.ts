@@ -1,11 +1,7 @@
 /** The typed AST of a collection query (docs/adr/0011-query-language.md). */
 export type Path = string[];
 
-export type Value =
-  | { kind: 'string'; value: string }
-  | { kind: 'number'; text: string }
-  | { kind: 'boolean'; value: boolean }
-  | { kind: 'null' };
+export type Value = { kind: 'string'; value: string } | { kind: 'number'; text: string } | { kind: 'boolean'; value: boolean } | { kind: 'null' };
 
 export type Operator = 'eq' | 'neq' | 'lt' | 'le' | 'gt' | 'ge';
 

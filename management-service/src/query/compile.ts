@@ -96,7 +96,8 @@ function mentionsDeleted(c: Condition | undefined): boolean {
 
 function sortKey(key: SortKey, field: (path: Path, at: number) => Field): Sql {
   const f = field(key.path, key.at);
-  if (f.type === 'array' || f.type === 'object') throw new QueryError(key.at, `${key.path.join('.')} holds ${f.type === 'array' ? 'a list' : 'an object'} and cannot be sorted on.`);
+  if (f.type === 'array' || f.type === 'object')
+    throw new QueryError(key.at, `${key.path.join('.')} holds ${f.type === 'array' ? 'a list' : 'an object'} and cannot be sorted on.`);
   return { sql: `${f.sql} ${key.direction} nulls last`, bindings: [] };
 }
 
@@ -110,7 +111,8 @@ function condition(c: Condition, field: (path: Path, at: number) => Field): Sql 
   const f = field(c.path, c.at);
   const name = c.path.join('.');
   if (c.type === 'in') {
-    if (f.type === 'array') return { sql: f.column ? `(${f.sql} && ?::text[])` : `jsonb_exists_any(${f.sql}, ?::text[])`, bindings: [c.values.map((v) => text(v, name, c.at))] };
+    if (f.type === 'array')
+      return { sql: f.column ? `(${f.sql} && ?::text[])` : `jsonb_exists_any(${f.sql}, ?::text[])`, bindings: [c.values.map((v) => text(v, name, c.at))] };
     const values = c.values.map((v) => typed(v, f.type, name, c.at));
     return { sql: `${f.sql} = any(?::${pgArrayType(f.type)})`, bindings: [values] };
   }
@@ -118,10 +120,16 @@ function condition(c: Condition, field: (path: Path, at: number) => Field): Sql 
     if (f.type === 'date-time') {
       const from = instant(c.from, name, c.at);
       const to = instant(c.to, name, c.at);
-      return { sql: `(${f.sql} >= ?::timestamptz and ${f.sql} ${to.dateOnly ? '<' : '<='} ?::timestamptz)`, bindings: [from.start, to.dateOnly ? to.nextDay : to.start] };
+      return {
+        sql: `(${f.sql} >= ?::timestamptz and ${f.sql} ${to.dateOnly ? '<' : '<='} ?::timestamptz)`,
+        bindings: [from.start, to.dateOnly ? to.nextDay : to.start],
+      };
     }
     if (f.type === 'number' || f.type === 'string' || f.type === 'date') {
-      return { sql: `(${f.sql} between ?::${pgType(f.type)} and ?::${pgType(f.type)})`, bindings: [typed(c.from, f.type, name, c.at), typed(c.to, f.type, name, c.at)] };
+      return {
+        sql: `(${f.sql} between ?::${pgType(f.type)} and ?::${pgType(f.type)})`,
+        bindings: [typed(c.from, f.type, name, c.at), typed(c.to, f.type, name, c.at)],
+      };
     }
     throw new QueryError(c.at, `${name} cannot be compared with a range.`);
   }
@@ -174,7 +182,8 @@ const MAX_NUMERIC_SCALE = 16383;
  * not hold (`1e999999`, `1e-99999`) or that no stored value can reach is refused at its term.
  */
 function numeric(text: string, name: string, at: number): string {
-  if (!Number.isFinite(Number(text))) throw new QueryError(at, `${name} is compared with ${text.slice(0, 40)}, which is beyond the range of numbers (±1.8e308).`);
+  if (!Number.isFinite(Number(text)))
+    throw new QueryError(at, `${name} is compared with ${text.slice(0, 40)}, which is beyond the range of numbers (±1.8e308).`);
   const [, fraction = '', exponent = 'e0'] = /^[^.eE]*(?:\.(\d*))?([eE].*)?$/.exec(text) ?? [];
   if (fraction.length - Number(exponent.slice(1)) > MAX_NUMERIC_SCALE) {
     throw new QueryError(at, `${name} is compared with ${text.slice(0, 40)}, which has more than ${MAX_NUMERIC_SCALE} digits after the decimal point.`);

@@ -18,10 +18,9 @@ type Schema = {
 /** One schema for all branches of allOf, and the first non-null branch of oneOf/anyOf. */
 function flatten(schema: Schema): Schema {
   if (schema.allOf) {
-    return schema.allOf.map(flatten).reduce<Schema>(
-      (acc, part) => ({ ...acc, ...part, properties: { ...acc.properties, ...part.properties } }),
-      { ...schema, allOf: undefined },
-    );
+    return schema.allOf
+      .map(flatten)
+      .reduce<Schema>((acc, part) => ({ ...acc, ...part, properties: { ...acc.properties, ...part.properties } }), { ...schema, allOf: undefined });
   }
   const branches = schema.oneOf ?? schema.anyOf;
   if (branches) {

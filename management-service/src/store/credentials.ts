@@ -40,7 +40,10 @@ export async function revokeAccessKey(db: Knex, id: string): Promise<boolean> {
   return db.transaction(async (trx) => {
     const [key] = await trx('access_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() }).returning('tenant_id');
     if (!key) return false;
-    await trx('refresh_token_families').where({ access_key_id: id }).whereNull('revoked_at').update({ revoked_at: trx.fn.now(), revoked_reason: 'access_key_revoked' });
+    await trx('refresh_token_families')
+      .where({ access_key_id: id })
+      .whereNull('revoked_at')
+      .update({ revoked_at: trx.fn.now(), revoked_reason: 'access_key_revoked' });
     await insertRevocation(trx, { tenant_id: key.tenant_id, subject: id, reason: 'access_key_revoked' });
     return true;
   });
@@ -51,7 +54,10 @@ export async function insertRefreshFamily(db: Knex | Knex.Transaction, family: {
   await db('refresh_token_families').insert(family);
 }
 
-export async function insertRefreshToken(db: Knex | Knex.Transaction, token: { token_hash: Buffer; family_id: string; access_key_id: string; expires_at: Date }): Promise<void> {
+export async function insertRefreshToken(
+  db: Knex | Knex.Transaction,
+  token: { token_hash: Buffer; family_id: string; access_key_id: string; expires_at: Date },
+): Promise<void> {
   await db('refresh_tokens').insert(token);
 }
 

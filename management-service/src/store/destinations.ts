@@ -5,8 +5,7 @@ export type Destination =
   | { tenant_id: string; kind: 'amqp'; url: string; exchange: string; routing_key: string; updated_at: Date };
 
 type DestinationInput =
-  | { tenant_id: string; kind: 'mqtt'; url: string; topic: string }
-  | { tenant_id: string; kind: 'amqp'; url: string; exchange: string; routing_key: string };
+  { tenant_id: string; kind: 'mqtt'; url: string; topic: string } | { tenant_id: string; kind: 'amqp'; url: string; exchange: string; routing_key: string };
 
 export async function listDestinations(db: Knex): Promise<Destination[]> {
   return db('event_destinations').select('*').orderBy('tenant_id');

@@ -20,7 +20,20 @@ export type EntityRow = {
 
 export type VersionRow = { version: number; doc: Doc; deleted: boolean; version_at: Date; version_author_id: string | null };
 
-export const CURRENT_COLUMNS = ['tenant_id', 'id', 'type', 'parent_id', 'version', 'doc', 'deleted', 'readable_by', 'modifiable_by', 'created_at', 'version_at', 'version_author_id'];
+export const CURRENT_COLUMNS = [
+  'tenant_id',
+  'id',
+  'type',
+  'parent_id',
+  'version',
+  'doc',
+  'deleted',
+  'readable_by',
+  'modifiable_by',
+  'created_at',
+  'version_at',
+  'version_author_id',
+];
 
 export async function findEntity(
   trx: Knex.Transaction,
@@ -51,7 +64,20 @@ export async function insertEntity(trx: Knex.Transaction, row: EntityRow): Promi
          insert into entities (tenant_id, id, type, parent_id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id)
          values (?, ?, ?, ?, ?, ?::jsonb, ?, ?::text[], ?::text[], ?, ?, ?) returning *)
        ${VERSION_OF}`,
-      [row.tenant_id, row.id, row.type, row.parent_id, row.version, JSON.stringify(row.doc), row.deleted, row.readable_by, row.modifiable_by, row.created_at, row.version_at, row.version_author_id],
+      [
+        row.tenant_id,
+        row.id,
+        row.type,
+        row.parent_id,
+        row.version,
+        JSON.stringify(row.doc),
+        row.deleted,
+        row.readable_by,
+        row.modifiable_by,
+        row.created_at,
+        row.version_at,
+        row.version_author_id,
+      ],
     ),
     UNIQUE_FIELDS,
   );
@@ -72,7 +98,10 @@ export async function updateEntity(trx: Knex.Transaction, row: EntityRow): Promi
 }
 
 export async function findVersion(trx: Knex.Transaction, tenantId: string, id: string, version: number): Promise<VersionRow | undefined> {
-  const row = await trx('entity_versions').select('version', 'doc', 'deleted', 'version_at', 'version_author_id').where({ tenant_id: tenantId, id, version }).first();
+  const row = await trx('entity_versions')
+    .select('version', 'doc', 'deleted', 'version_at', 'version_author_id')
+    .where({ tenant_id: tenantId, id, version })
+    .first();
   return row as VersionRow | undefined;
 }
 

@@ -20,7 +20,11 @@ export async function insertEvents(trx: Knex.Transaction, tenantId: string, even
 }
 
 /** An internal message (not a tenant event) for the relay to publish on `natsSubject`, with `id` as Nats-Msg-Id. */
-export async function insertMessage(trx: Knex.Transaction, tenantId: string, message: { id: string; natsSubject: string; entityId: string; payload: object; created: string }): Promise<void> {
+export async function insertMessage(
+  trx: Knex.Transaction,
+  tenantId: string,
+  message: { id: string; natsSubject: string; entityId: string; payload: object; created: string },
+): Promise<void> {
   await insertRows(trx, [
     {
       tenant_id: tenantId,
@@ -35,7 +39,16 @@ export async function insertMessage(trx: Knex.Transaction, tenantId: string, mes
   ]);
 }
 
-type OutboxRow = { tenant_id: string; event_id: string; entity_id: string; subject: string; action: string; envelope: object; created_at: string; nats_subject: string | null };
+type OutboxRow = {
+  tenant_id: string;
+  event_id: string;
+  entity_id: string;
+  subject: string;
+  action: string;
+  envelope: object;
+  created_at: string;
+  nats_subject: string | null;
+};
 
 /** Inserts the rows and wakes the relay (NOTIFY is delivered at commit) in one round trip. */
 async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<void> {
@@ -76,7 +89,13 @@ export async function claimUnpublished(
   trx: Knex.Transaction,
   limit: number,
 ): Promise<{ seq: string; tenant_id: string; event_id: string; nats_subject: string | null; envelope: EventEnvelope }[]> {
-  return trx('outbox').select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope').whereNull('published_at').orderBy('seq').limit(limit).forUpdate().skipLocked();
+  return trx('outbox')
+    .select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope')
+    .whereNull('published_at')
+    .orderBy('seq')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked();
 }
 
 export async function markPublished(trx: Knex.Transaction, seqs: string[]): Promise<void> {
@@ -85,5 +104,8 @@ export async function markPublished(trx: Knex.Transaction, seqs: string[]): Prom
 
 /** Removes published events older than the retention; GET /events/ serves what is left. */
 export async function prunePublished(db: Knex, olderThanDays: number): Promise<number> {
-  return db('outbox').whereNotNull('published_at').where('created_at', '<', db.raw(`now() - make_interval(days => ?)`, [olderThanDays])).delete();
+  return db('outbox')
+    .whereNotNull('published_at')
+    .where('created_at', '<', db.raw(`now() - make_interval(days => ?)`, [olderThanDays]))
+    .delete();
 }

@@ -17,5 +17,10 @@ export type WithdrawalRow = {
 const UNIQUE_FIELDS = { withdrawals_external_id: 'external_id' };
 
 export async function insertWithdrawal(trx: Knex.Transaction, row: WithdrawalRow): Promise<void> {
-  await translateUnique(trx('withdrawals').insert(row).then(() => undefined), UNIQUE_FIELDS);
+  await translateUnique(
+    trx('withdrawals')
+      .insert(row)
+      .then(() => undefined),
+    UNIQUE_FIELDS,
+  );
 }

@@ -19,7 +19,8 @@ describe('refresh-token chains and access-token revocation', () => {
   const refusedWithinBound = (what: string, request: () => ReturnType<typeof call>) =>
     waitFor(what, async () => assertProblem(await request(), 401, 'unauthenticated'), DEADLINE_MS);
   const tokensOfChain = async (familyId: string) => Number((await platform.database.db('refresh_tokens').where({ family_id: familyId }).count('* as n'))[0]!.n);
-  const usersOf = async (tenantId: string) => Number((await platform.database.db('entities').where({ tenant_id: tenantId, type: 'users' }).count('* as n'))[0]!.n);
+  const usersOf = async (tenantId: string) =>
+    Number((await platform.database.db('entities').where({ tenant_id: tenantId, type: 'users' }).count('* as n'))[0]!.n);
 
   before(async () => {
     platform = await startTestPlatform({ TOKEN_REVOCATION_CHECK_MS: String(BOUND_MS) });
@@ -65,7 +66,7 @@ describe('refresh-token chains and access-token revocation', () => {
       const winners = results.filter((r) => r.status === 200);
       assert.ok(winners.length <= 1, `${winners.length} concurrent refreshes succeeded`);
       for (const r of results.filter((x) => x.status !== 200)) assertProblem(r, 401, 'unauthenticated');
-      assert.ok(await tokensOfChain(familyId) <= 2, 'at most one successor was issued');
+      assert.ok((await tokensOfChain(familyId)) <= 2, 'at most one successor was issued');
       for (const w of winners) assertProblem(await refresh(w.body.refresh_token), 401, 'unauthenticated');
       const family = await platform.database.db('refresh_token_families').where({ id: familyId }).first();
       assert.equal(family.revoked_reason, 'refresh_token_reuse');

@@ -12,14 +12,21 @@ const portfolio = {
 
 describe("customer rights (what a customer's token may change)", () => {
   it('finds changed paths as deep as both sides are objects; null and absent are alike', () => {
-    assert.deepEqual(changedPaths({ a: 1, b: { c: 2, d: [1] } }, { a: 1, b: { c: 3, d: [1, 2] } }), [['b', 'c'], ['b', 'd']]);
+    assert.deepEqual(changedPaths({ a: 1, b: { c: 2, d: [1] } }, { a: 1, b: { c: 3, d: [1, 2] } }), [
+      ['b', 'c'],
+      ['b', 'd'],
+    ]);
     assert.deepEqual(changedPaths({ a: null }, {}), []);
     assert.deepEqual(changedPaths({ a: { x: 1 } }, { a: 5 }), [['a']]);
     assert.deepEqual(changedPaths({ a: 1 }, { a: 1 }), []);
   });
 
   it("allows the customer's own fields", () => {
-    const next = { ...portfolio, name: 'House', config: { ...portfolio.config, manager_settings: { ...portfolio.config.manager_settings, tags: ['b'], divest_amount: 10, goal_id: 'L1' } } };
+    const next = {
+      ...portfolio,
+      name: 'House',
+      config: { ...portfolio.config, manager_settings: { ...portfolio.config.manager_settings, tags: ['b'], divest_amount: 10, goal_id: 'L1' } },
+    };
     assert.deepEqual(refusedFields('portfolios', portfolio, next), []);
     assert.deepEqual(refusedFields('users', { first_name: 'A', language: null }, { first_name: 'B', language: 'de-DE' }), []);
   });
@@ -37,7 +44,9 @@ describe("customer rights (what a customer's token may change)", () => {
       ['body', 'config', 'manager_settings', 'active'],
       ['body', 'config', 'manager_settings', 'policy_id'],
     ]);
-    assert.deepEqual(refusedFields('portfolios', portfolio, { ...portfolio, config: { ...portfolio.config, manager: 'USER_MANAGED' } }), [['body', 'config', 'manager']]);
+    assert.deepEqual(refusedFields('portfolios', portfolio, { ...portfolio, config: { ...portfolio.config, manager: 'USER_MANAGED' } }), [
+      ['body', 'config', 'manager'],
+    ]);
     assert.deepEqual(refusedFields('users', { status: 'WAITING_FOR_VERIFICATION' }, { status: 'ACTIVE' }), [['body', 'status']]);
   });
 
@@ -51,7 +60,13 @@ describe("customer rights (what a customer's token may change)", () => {
     assert.doesNotThrow(() => mustBeCustomersChange({ tenantId: 't', kind: 'machine', subject: 'A1' }, 'portfolios', portfolio, next));
     assert.throws(
       () => mustBeCustomersChange({ tenantId: 't', kind: 'user', subject: 'U1' }, 'portfolios', portfolio, next),
-      (error: unknown) => error instanceof FieldsNotPermitted && JSON.stringify(error.locs) === JSON.stringify([['body', 'owned_by_user_id'], ['body', 'archived']]),
+      (error: unknown) =>
+        error instanceof FieldsNotPermitted &&
+        JSON.stringify(error.locs) ===
+          JSON.stringify([
+            ['body', 'owned_by_user_id'],
+            ['body', 'archived'],
+          ]),
     );
   });
 });

@@ -27,7 +27,15 @@ const now = '2026-03-01T10:00:00.000Z';
 const owner = { id: newId('U'), external_id: 'crm-1' };
 const portfolio = (over: Doc = {}, settings: Doc = {}): { id: string; doc: Doc } => ({
   id: newId('P'),
-  doc: { external_id: null, base_currency: 'EUR', money_type: 'REAL_MONEY', status: 'WAITING_FOR_FUNDS', portfolio: { $EUR: 100 }, config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_settings: settings }, ...over },
+  doc: {
+    external_id: null,
+    base_currency: 'EUR',
+    money_type: 'REAL_MONEY',
+    status: 'WAITING_FOR_FUNDS',
+    portfolio: { $EUR: 100 },
+    config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_settings: settings },
+    ...over,
+  },
 });
 const names = (events: OutboundEvent[]) => events.map((e) => `${e.envelope.subject}.${e.envelope.action}`);
 
@@ -38,10 +46,21 @@ describe('event builders', () => {
     assert.deepEqual(names(portfolioEvents(p, { ...p, doc: { ...p.doc, status: 'ACTIVE' } }, owner, 'CLIENT', now)), ['portfolios.status-update']);
     assert.deepEqual(names(portfolioEvents(p, { ...p, doc: { ...p.doc, name: 'x' } }, owner, 'CLIENT', now)), []);
     const divest = portfolio({}, { divest_amount: 50 });
-    assert.deepEqual(names(portfolioEvents(p, { ...divest, id: p.id }, owner, 'CLIENT', now)), ['portfolios.divest-amount-update', 'portfolios.cash-available-for-withdrawal']);
-    assert.deepEqual(names(portfolioEvents(p, { ...divest, id: p.id }, owner, 'SERVICE', now)), ['portfolios.divest-amount-update'], 'cash-available only without broker integration');
+    assert.deepEqual(names(portfolioEvents(p, { ...divest, id: p.id }, owner, 'CLIENT', now)), [
+      'portfolios.divest-amount-update',
+      'portfolios.cash-available-for-withdrawal',
+    ]);
+    assert.deepEqual(
+      names(portfolioEvents(p, { ...divest, id: p.id }, owner, 'SERVICE', now)),
+      ['portfolios.divest-amount-update'],
+      'cash-available only without broker integration',
+    );
     const big = portfolio({}, { divest_amount: 1e100 });
-    assert.deepEqual(names(portfolioEvents(p, { ...big, id: p.id }, owner, 'CLIENT', now)), ['portfolios.divest-amount-update'], 'cash does not cover everything');
+    assert.deepEqual(
+      names(portfolioEvents(p, { ...big, id: p.id }, owner, 'CLIENT', now)),
+      ['portfolios.divest-amount-update'],
+      'cash does not cover everything',
+    );
     const userManaged = portfolio({ config: { manager: 'USER_MANAGED', manager_settings: {} } });
     assert.deepEqual(names(portfolioEvents(userManaged, { ...userManaged, doc: { ...userManaged.doc, portfolio: { $EUR: 5 } } }, owner, 'CLIENT', now)), []);
   });
@@ -60,11 +79,22 @@ describe('event builders', () => {
       cashNotification('deposit-received', { portfolio: p, owner, amount: '100.50', currency: 'EUR', transaction_id: newId('T') }, now),
       cashNotification('withdrawal-executed', { portfolio: p, owner, amount: '20', currency: 'EUR', transaction_id: null }, now),
     ];
-    assert.deepEqual(new Set(names(all)), new Set([
-      'portfolios.creation', 'portfolios.status-update', 'portfolios.divest-amount-update', 'portfolios.cash-available-for-withdrawal',
-      'portfolios.profile-created-for-portfolio', 'portfolios.profile-updated-for-portfolio', 'optimizations.status-update',
-      'optimizations.owner-choice-update', 'assessments.assessment-status-update', 'notifications.deposit-received', 'notifications.withdrawal-executed',
-    ]));
+    assert.deepEqual(
+      new Set(names(all)),
+      new Set([
+        'portfolios.creation',
+        'portfolios.status-update',
+        'portfolios.divest-amount-update',
+        'portfolios.cash-available-for-withdrawal',
+        'portfolios.profile-created-for-portfolio',
+        'portfolios.profile-updated-for-portfolio',
+        'optimizations.status-update',
+        'optimizations.owner-choice-update',
+        'assessments.assessment-status-update',
+        'notifications.deposit-received',
+        'notifications.withdrawal-executed',
+      ]),
+    );
     all.forEach(conforms);
     assert.equal('accepted_datetime' in all[all.length - 3]!.envelope.data, false, 'accepted_datetime only when ACCEPTED');
   });

@@ -67,12 +67,40 @@ describe('funding rules (docs/adr/0009-funding-modes.md)', () => {
 
   it('builds the optimizer request from the portfolio and its policy', () => {
     const doc = portfolio({ portfolio: { $EUR: 1000, IE00B4L5Y983: 2 } }, { policy_id: 'Y1', divest_amount: 250 });
-    const policy = { config: { cash_buffer: 0.02, asset_class_bands: { EQUITY: [0.6, 0.8] }, model_portfolio: { IE00B4L5Y983: 1 }, fractional_shares: true, transaction_cost_bps: 5 } };
-    const request = optimizerRequest({ requestId: 'R', tenantId: 't', portfolio: { id: 'P1', doc }, policy, optimizationId: 'O1', reason: 'DEPOSIT', now: NOW });
+    const policy = {
+      config: {
+        cash_buffer: 0.02,
+        asset_class_bands: { EQUITY: [0.6, 0.8] },
+        model_portfolio: { IE00B4L5Y983: 1 },
+        fractional_shares: true,
+        transaction_cost_bps: 5,
+      },
+    };
+    const request = optimizerRequest({
+      requestId: 'R',
+      tenantId: 't',
+      portfolio: { id: 'P1', doc },
+      policy,
+      optimizationId: 'O1',
+      reason: 'DEPOSIT',
+      now: NOW,
+    });
     assert.deepEqual(request, {
-      request_id: 'R', tenant_id: 't', portfolio_id: 'P1', optimization_id: 'O1', reason: 'DEPOSIT', requested_at: NOW, base_currency: 'EUR',
-      holdings: { $EUR: 1000, IE00B4L5Y983: 2 }, cash_buffer: 0.02, divest_amount: 250, asset_class_bands: { EQUITY: [0.6, 0.8] },
-      model_portfolio: { IE00B4L5Y983: 1 }, fractional_shares: true, transaction_cost_bps: 5, rebalancing_threshold: 0.05,
+      request_id: 'R',
+      tenant_id: 't',
+      portfolio_id: 'P1',
+      optimization_id: 'O1',
+      reason: 'DEPOSIT',
+      requested_at: NOW,
+      base_currency: 'EUR',
+      holdings: { $EUR: 1000, IE00B4L5Y983: 2 },
+      cash_buffer: 0.02,
+      divest_amount: 250,
+      asset_class_bands: { EQUITY: [0.6, 0.8] },
+      model_portfolio: { IE00B4L5Y983: 1 },
+      fractional_shares: true,
+      transaction_cost_bps: 5,
+      rebalancing_threshold: 0.05,
     });
   });
 });

@@ -54,7 +54,10 @@ describe('portfolio rules', () => {
   it('refuses PAPER_MONEY and robo-only settings on a USER_MANAGED portfolio', () => {
     const userManaged = (settings: Record<string, unknown>, money = 'REAL_MONEY') =>
       robo(settings, { money_type: money, config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: settings } });
-    assert.throws(() => portfolios.create(userManaged({}, 'PAPER_MONEY') as never, ctx()), (e: InvalidField) => e.loc.join('.') === 'body.money_type');
+    assert.throws(
+      () => portfolios.create(userManaged({}, 'PAPER_MONEY') as never, ctx()),
+      (e: InvalidField) => e.loc.join('.') === 'body.money_type',
+    );
     assert.throws(
       () => portfolios.create(userManaged({ divest_amount: 10 }) as never, ctx()),
       (e: InvalidField) => e.loc.join('.') === 'body.config.manager_settings.divest_amount',
@@ -81,13 +84,16 @@ describe('portfolio rules', () => {
     assert.equal(next.status, 'INACTIVE');
   });
 
-  it('derives INACTIVE from archived (who may archive is the customer-rights table\'s rule)', () => {
+  it("derives INACTIVE from archived (who may archive is the customer-rights table's rule)", () => {
     const current = portfolios.create(robo({ policy_id: 'Y1' }) as never, ctx());
     assert.equal(portfolios.update(current, { archived: true }, ctx()).status, 'INACTIVE');
   });
 
   it('points an object under config.manager to config.manager_settings', () => {
-    assert.throws(() => checkManagerShape({ config: { manager: { divest_amount: 5 } } }), (e: Error) => /config\.manager_settings/.test(e.message));
+    assert.throws(
+      () => checkManagerShape({ config: { manager: { divest_amount: 5 } } }),
+      (e: Error) => /config\.manager_settings/.test(e.message),
+    );
     assert.doesNotThrow(() => checkManagerShape({ config: { manager: 'USER_MANAGED' } }));
     assert.doesNotThrow(() => checkManagerShape(undefined));
   });

@@ -17,10 +17,28 @@ describe('goals, horizons, policies, risk profiles, instrument groups, transacti
   after(() => platform.stop());
 
   const kinds: [string, string, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>][] = [
-    ['/goals/', 'L', { name: 'Retirement', target_amount: '250000.00' }, { name: 'Retirement', target_amount: '-5' }, { description: null, target_datetime: null }],
+    [
+      '/goals/',
+      'L',
+      { name: 'Retirement', target_amount: '250000.00' },
+      { name: 'Retirement', target_amount: '-5' },
+      { description: null, target_datetime: null },
+    ],
     ['/horizons/', 'H', { name: 'Ten years', years: 10 }, { name: 'Forever', years: 0 }, { description: null }],
-    ['/risk-profiles/', 'K', { name: 'Balanced', score: 50, risk_level: 4 }, { name: 'Wild', score: 50, risk_level: 8 }, { description: null, policy_id: null }],
-    ['/instrument_groups/', 'J', { name: { 'en-GB': 'Clean energy' }, instrument_ids: ['IE00B4L5Y983'] }, { name: { 'en-GB': 'x' }, instrument_ids: ['NOT-AN-ISIN'] }, { category: null, image_uri: null }],
+    [
+      '/risk-profiles/',
+      'K',
+      { name: 'Balanced', score: 50, risk_level: 4 },
+      { name: 'Wild', score: 50, risk_level: 8 },
+      { description: null, policy_id: null },
+    ],
+    [
+      '/instrument_groups/',
+      'J',
+      { name: { 'en-GB': 'Clean energy' }, instrument_ids: ['IE00B4L5Y983'] },
+      { name: { 'en-GB': 'x' }, instrument_ids: ['NOT-AN-ISIN'] },
+      { category: null, image_uri: null },
+    ],
     ['/policies/', 'Y', build.policy(), build.policy({ config: { model_portfolio: { IE00B4L5Y983: 0.7, IE00B3F81409: 0.4 } } }), { description: null }],
   ];
   for (const [path, letter, good, bad, defaults] of kinds) {
@@ -42,8 +60,13 @@ describe('goals, horizons, policies, risk profiles, instrument groups, transacti
   it('fills the policy configuration with its defaults and merges a PATCH of it (null removes a band)', async () => {
     const policy = (await api('POST', '/policies/', build.policy())).body;
     assert.deepEqual(policy.config, {
-      minimum_funding_amount: '0', cash_buffer: 0, rebalancing_threshold: 0.05, fractional_shares: false, transaction_cost_bps: 0,
-      asset_class_bands: { EQUITY: [0.5, 0.7] }, model_portfolio: { IE00B4L5Y983: 0.6, IE00B3F81409: 0.35 },
+      minimum_funding_amount: '0',
+      cash_buffer: 0,
+      rebalancing_threshold: 0.05,
+      fractional_shares: false,
+      transaction_cost_bps: 0,
+      asset_class_bands: { EQUITY: [0.5, 0.7] },
+      model_portfolio: { IE00B4L5Y983: 0.6, IE00B3F81409: 0.35 },
     });
     const next = await api('PATCH', `/policies/${policy.id}`, { config: { cash_buffer: 0.02, asset_class_bands: { EQUITY: null, FIXED_INCOME: [0.2, 0.4] } } });
     assert.equal(next.body.config.cash_buffer, 0.02);
@@ -53,7 +76,10 @@ describe('goals, horizons, policies, risk profiles, instrument groups, transacti
 
   it('answers a policy stored without a description with description null', async () => {
     const policy = (await api('POST', '/policies/', build.policy())).body.id;
-    await platform.database.db('entities').where({ id: policy }).update({ doc: platform.database.db.raw("doc - 'description'") });
+    await platform.database
+      .db('entities')
+      .where({ id: policy })
+      .update({ doc: platform.database.db.raw("doc - 'description'") });
     assert.equal((await platform.database.db('entities').where({ id: policy }).first()).doc.description, undefined);
     const read = (await api('GET', `/policies/${policy}`)).body;
     assert.equal(read.description, null);

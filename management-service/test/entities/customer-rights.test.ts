@@ -23,7 +23,19 @@ type Case = {
   create?: Record<string, unknown>;
 };
 
-type Ids = { owner: string; other: string; policy: string; policy2: string; goal: string; horizon: string; risk: string; questionnaire: string; questionnaire2: string; profile: string; portfolio: string };
+type Ids = {
+  owner: string;
+  other: string;
+  policy: string;
+  policy2: string;
+  goal: string;
+  horizon: string;
+  risk: string;
+  questionnaire: string;
+  questionnaire2: string;
+  profile: string;
+  portfolio: string;
+};
 
 type EntityType = {
   name: string;
@@ -59,9 +71,15 @@ const entityTypes: EntityType[] = [
   {
     name: 'robo portfolio',
     patchSchema: 'PortfolioPatch',
-    create: async (api, ids, extra) => `/portfolios/${(await api('POST', '/portfolios/', build.roboPortfolio(ids.owner, { policy_id: ids.policy }, { portfolio: { $EUR: 100 }, ...extra }))).body.id}`,
+    create: async (api, ids, extra) =>
+      `/portfolios/${(await api('POST', '/portfolios/', build.roboPortfolio(ids.owner, { policy_id: ids.policy }, { portfolio: { $EUR: 100 }, ...extra }))).body.id}`,
     cases: (ids) => {
-      const setting = (key: string, value: unknown, owner: Owner, machine?: number): Case => ({ field: `config.manager_settings.${key}`, value, owner, machine });
+      const setting = (key: string, value: unknown, owner: Owner, machine?: number): Case => ({
+        field: `config.manager_settings.${key}`,
+        value,
+        owner,
+        machine,
+      });
       return [
         { field: 'external_id', value: 'pf-9', owner: 'refused' },
         { field: 'name', value: 'House', owner: 'allowed' },
@@ -120,7 +138,8 @@ const entityTypes: EntityType[] = [
   {
     name: 'suitability profile',
     patchSchema: 'SuitabilityProfilePatch',
-    create: async (api, ids) => `/suitability-profiler/profiles/${(await api('POST', '/suitability-profiler/profiles/', { user_id: ids.owner, questionnaire_id: ids.questionnaire })).body.id}`,
+    create: async (api, ids) =>
+      `/suitability-profiler/profiles/${(await api('POST', '/suitability-profiler/profiles/', { user_id: ids.owner, questionnaire_id: ids.questionnaire })).body.id}`,
     cases: (ids) => [
       { field: 'external_id', value: 'sp-9', owner: 'refused' },
       { field: 'user_id', value: ids.other, owner: 'refused', machine: 409 },
@@ -184,7 +203,8 @@ const entityTypes: EntityType[] = [
   {
     name: 'instrument group',
     patchSchema: 'InstrumentGroupPatch',
-    create: async (api) => `/instrument_groups/${(await api('POST', '/instrument_groups/', { name: { en: 'Energy' }, instrument_ids: ['IE00B4L5Y983'] })).body.id}`,
+    create: async (api) =>
+      `/instrument_groups/${(await api('POST', '/instrument_groups/', { name: { en: 'Energy' }, instrument_ids: ['IE00B4L5Y983'] })).body.id}`,
     cases: () => [
       { field: 'external_id', value: 'j-9', owner: 'none' },
       { field: 'name', value: { en: 'Clean energy' }, owner: 'none' },
@@ -211,7 +231,20 @@ const entityTypes: EntityType[] = [
 ];
 
 function questionnaire(id = 'loss') {
-  return { name: 'Risk', questions: [{ id, text: { en: 'A loss of 20 %?' }, type: 'SINGLE_CHOICE', options: [{ value: 'sell', label: { en: 'Sell' }, score: 1 }, { value: 'hold', label: { en: 'Hold' }, score: 3 }] }] };
+  return {
+    name: 'Risk',
+    questions: [
+      {
+        id,
+        text: { en: 'A loss of 20 %?' },
+        type: 'SINGLE_CHOICE',
+        options: [
+          { value: 'sell', label: { en: 'Sell' }, score: 1 },
+          { value: 'hold', label: { en: 'Hold' }, score: 3 },
+        ],
+      },
+    ],
+  };
 }
 
 /** `{a: {b: v}}` for the path `a.b`. */
@@ -280,7 +313,10 @@ describe("a customer's token changes only what is the customer's", function () {
   it('classifies every field a PATCH of the contract may send', async () => {
     const schemas = (await loadContract('management')).components!.schemas as Record<string, unknown>;
     for (const type of entityTypes) {
-      const listed = type.cases(ids).map((c) => c.field).sort();
+      const listed = type
+        .cases(ids)
+        .map((c) => c.field)
+        .sort();
       assert.deepEqual(listed, schemaFields(schemas[type.patchSchema]).sort(), `${type.name}: every field of ${type.patchSchema}`);
     }
   });
@@ -304,7 +340,12 @@ describe("a customer's token changes only what is the customer's", function () {
           assert.deepEqual(at(owned.body, c.field), c.value, `${label}: changed by the owner`);
         } else {
           assertProblem(owned, 403, 'forbidden');
-          if (c.owner === 'refused') assert.deepEqual(owned.body.errors?.map((e: { loc: unknown }) => e.loc), [['body', ...c.field.split('.')]], `${label}: the field is named`);
+          if (c.owner === 'refused')
+            assert.deepEqual(
+              owned.body.errors?.map((e: { loc: unknown }) => e.loc),
+              [['body', ...c.field.split('.')]],
+              `${label}: the field is named`,
+            );
           assert.deepEqual(await snapshot(machine, path), before, `${label}: unchanged after the owner's refused PATCH`);
         }
 
@@ -334,23 +375,35 @@ describe("a customer's token changes only what is the customer's", function () {
     const before = await snapshot(machine, path);
     const res = await asOwner('PATCH', path, { portfolio: { $EUR: 100 } });
     assertProblem(res, 403, 'forbidden');
-    assert.deepEqual(res.body.errors.map((e: { loc: unknown }) => e.loc), [['body', 'portfolio']]);
+    assert.deepEqual(
+      res.body.errors.map((e: { loc: unknown }) => e.loc),
+      [['body', 'portfolio']],
+    );
     assert.deepEqual(await snapshot(machine, path), before);
   });
 
   it('names every refused field of a mixed patch, and applies none of it', async () => {
     const path = await entityTypes[1]!.create(machine, ids, {});
     const before = await snapshot(machine, path);
-    const res = await asOwner('PATCH', path, { name: 'Mine', funded_since: '2026-01-01T00:00:00.000Z', config: { manager_settings: { tags: ['x'], active: false } } });
+    const res = await asOwner('PATCH', path, {
+      name: 'Mine',
+      funded_since: '2026-01-01T00:00:00.000Z',
+      config: { manager_settings: { tags: ['x'], active: false } },
+    });
     assertProblem(res, 403, 'forbidden');
     assert.deepEqual(res.body.errors.map((e: { loc: string[] }) => e.loc.join('.')).sort(), ['body.config.manager_settings.active', 'body.funded_since']);
     assert.deepEqual(await snapshot(machine, path), before);
   });
 
-  it('sending back unchanged values of fields that are not the customer\'s is no change, and allowed', async () => {
+  it("sending back unchanged values of fields that are not the customer's is no change, and allowed", async () => {
     const path = await entityTypes[1]!.create(machine, ids, {});
-    const current = await snapshot(machine, path) as any;
-    const res = await asOwner('PATCH', path, { name: 'Mine', portfolio: current.portfolio, funded_since: null, config: { manager_settings: { policy_id: current.config.manager_settings.policy_id } } });
+    const current = (await snapshot(machine, path)) as any;
+    const res = await asOwner('PATCH', path, {
+      name: 'Mine',
+      portfolio: current.portfolio,
+      funded_since: null,
+      config: { manager_settings: { policy_id: current.config.manager_settings.policy_id } },
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.name, 'Mine');
   });
@@ -365,8 +418,16 @@ describe("a customer's token changes only what is the customer's", function () {
     const transactionsBefore = (await machine('GET', `/portfolios/${ids.portfolio}/transactions/`)).body.count;
     assertProblem(await asOwner('POST', '/portfolios/', build.portfolio(ids.owner)), 403, 'forbidden');
     assertProblem(await asOwner('POST', `/portfolios/${ids.portfolio}/transactions/`, build.transaction()), 403, 'forbidden');
-    assertProblem(await asOwner('POST', '/events/deposit/', { data: { amount: '1', currency: 'EUR', portfolio: ids.portfolio, external_id: 'x-1' } }), 403, 'forbidden');
-    assertProblem(await asOwner('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: ids.portfolio, external_id: 'x-2' } }), 403, 'forbidden');
+    assertProblem(
+      await asOwner('POST', '/events/deposit/', { data: { amount: '1', currency: 'EUR', portfolio: ids.portfolio, external_id: 'x-1' } }),
+      403,
+      'forbidden',
+    );
+    assertProblem(
+      await asOwner('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: ids.portfolio, external_id: 'x-2' } }),
+      403,
+      'forbidden',
+    );
     assert.equal((await machine('GET', '/portfolios/')).body.count, portfoliosBefore);
     assert.equal((await machine('GET', `/portfolios/${ids.portfolio}/transactions/`)).body.count, transactionsBefore);
   });

@@ -32,7 +32,8 @@ describe('tenant isolation and permissions', () => {
     await create('instrument group', '/instrument_groups/', { name: { en: 'i' }, instrument_ids: [] });
     await create('transaction', `/portfolios/${portfolio}/transactions/`, build.transaction());
     const questionnaire = await create('questionnaire', '/suitability-profiler/questionnaires/', {
-      name: 'q', questions: [{ id: 'q1', text: { en: 'q' }, type: 'BOOLEAN' }],
+      name: 'q',
+      questions: [{ id: 'q1', text: { en: 'q' }, type: 'BOOLEAN' }],
     });
     await create('suitability profile', '/suitability-profiler/profiles/', { user_id: user, questionnaire_id: questionnaire });
   });
@@ -40,7 +41,13 @@ describe('tenant isolation and permissions', () => {
 
   it("answers another tenant's ids with 404 on every route and changes nothing", async () => {
     for (const [name, path] of Object.entries(items)) {
-      for (const [method, suffix, body] of [['GET', '', undefined], ['GET', '?version=1', undefined], ['GET', '/versions/', undefined], ['PATCH', '', { external_id: 'stolen' }], ['DELETE', '', undefined]] as const) {
+      for (const [method, suffix, body] of [
+        ['GET', '', undefined],
+        ['GET', '?version=1', undefined],
+        ['GET', '/versions/', undefined],
+        ['PATCH', '', { external_id: 'stolen' }],
+        ['DELETE', '', undefined],
+      ] as const) {
         const res = await apiB(method, path + suffix, body);
         assertProblem(res, 404, 'not_found');
         assert.ok(res.status === 404, `${method} ${name}${suffix}`);
@@ -74,7 +81,9 @@ describe('tenant isolation and permissions', () => {
     const foreign = await inTenant(db, a.tenantId, (trx) => trx('entities').whereNot({ tenant_id: a.tenantId }).update({ deleted: true }));
     assert.equal(foreign, 0, "an update cannot reach another tenant's rows");
     await assert.rejects(
-      inTenant(db, a.tenantId, (trx) => trx('entities').insert({ tenant_id: 'someone-else', id: 'U1', type: 'users', version: 1, doc: {}, created_at: new Date(), version_at: new Date() })),
+      inTenant(db, a.tenantId, (trx) =>
+        trx('entities').insert({ tenant_id: 'someone-else', id: 'U1', type: 'users', version: 1, doc: {}, created_at: new Date(), version_at: new Date() }),
+      ),
       /row-level security/,
     );
   });

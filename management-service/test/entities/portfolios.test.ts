@@ -24,7 +24,14 @@ describe('portfolios', () => {
     const p = res.body;
     assert.match(p.id, /^P[0-9A-HJKMNP-TV-Z]{26}$/);
     assert.deepEqual(
-      { archived: p.archived, funded_since: p.funded_since, brokerage_account: p.brokerage_account, status: p.status, version: p.version, portfolio: p.portfolio },
+      {
+        archived: p.archived,
+        funded_since: p.funded_since,
+        brokerage_account: p.brokerage_account,
+        status: p.status,
+        version: p.version,
+        portfolio: p.portfolio,
+      },
       { archived: false, funded_since: null, brokerage_account: null, status: 'ACTIVE', version: 1, portfolio: {} },
     );
     assert.equal(p.start_datetime, p.creation_datetime);
@@ -43,8 +50,14 @@ describe('portfolios', () => {
     // A portfolio written before tags had a default: its stored documents (current and version 1) lack them.
     const old = (await api('POST', '/portfolios/', build.roboPortfolio(owner, { policy_id: policy }))).body;
     const strip = "jsonb_set(doc, '{config,manager_settings}', (doc->'config'->'manager_settings') - 'tags')";
-    await platform.database.db('entities').where({ id: old.id }).update({ doc: platform.database.db.raw(strip) });
-    await platform.database.db('entity_versions').where({ id: old.id }).update({ doc: platform.database.db.raw(strip) });
+    await platform.database
+      .db('entities')
+      .where({ id: old.id })
+      .update({ doc: platform.database.db.raw(strip) });
+    await platform.database
+      .db('entity_versions')
+      .where({ id: old.id })
+      .update({ doc: platform.database.db.raw(strip) });
     const stored = await platform.database.db('entities').where({ id: old.id }).first();
     assert.equal('tags' in stored.doc.config.manager_settings, false);
     assert.deepEqual((await api('GET', `/portfolios/${old.id}`)).body.config.manager_settings, { active: true, policy_id: policy, tags: [] });
@@ -56,21 +69,81 @@ describe('portfolios', () => {
   describe('field rules: each accepted and refused', () => {
     const cases: [string, () => Record<string, unknown>, () => Record<string, unknown>, string][] = [
       ['name is required', () => build.portfolio(owner), () => ({ ...build.portfolio(owner), name: undefined }), 'body.name'],
-      ['name up to 128 characters', () => build.portfolio(owner, { name: 'n'.repeat(128) }), () => build.portfolio(owner, { name: 'n'.repeat(129) }), 'body.name'],
-      ['base_currency ISO 4217', () => build.portfolio(owner, { base_currency: 'USD' }), () => build.portfolio(owner, { base_currency: 'usd' }), 'body.base_currency'],
-      ['money_type enum', () => build.roboPortfolio(owner, {}, { money_type: 'PAPER_MONEY' }), () => build.portfolio(owner, { money_type: 'MONOPOLY' }), 'body.money_type'],
-      ['manager_version ≥ 1', () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 2 } }), () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 0 } }), 'body.config.manager_version'],
-      ['manager enum', () => build.roboPortfolio(owner), () => build.portfolio(owner, { config: { manager: 'ROBOT', manager_version: 1 } }), 'body.config.manager'],
-      ['holdings keys are ISINs or $CCY', () => build.portfolio(owner, { portfolio: { IE00B4L5Y983: 3.5, $EUR: 100.25 } }), () => build.portfolio(owner, { portfolio: { APPLE: 3 } }), 'body.portfolio.APPLE'],
-      ['holdings quantities are numbers', () => build.portfolio(owner, { portfolio: { $USD: 0 } }), () => build.portfolio(owner, { portfolio: { $USD: '10' } }), 'body.portfolio.$USD'],
-      ['brokerage account needs type and number', () => build.portfolio(owner, { brokerage_account: brokerage }), () => build.portfolio(owner, { brokerage_account: { bank_account_type: 'IBAN' } }), 'body.brokerage_account.bank_account_number'],
-      ['brokerage bank_id pattern', () => build.portfolio(owner, { brokerage_account: { ...brokerage, bank_id: 'COBADEFFXXX' } }), () => build.portfolio(owner, { brokerage_account: { ...brokerage, bank_id: 'bank' } }), 'body.brokerage_account.bank_id'],
+      [
+        'name up to 128 characters',
+        () => build.portfolio(owner, { name: 'n'.repeat(128) }),
+        () => build.portfolio(owner, { name: 'n'.repeat(129) }),
+        'body.name',
+      ],
+      [
+        'base_currency ISO 4217',
+        () => build.portfolio(owner, { base_currency: 'USD' }),
+        () => build.portfolio(owner, { base_currency: 'usd' }),
+        'body.base_currency',
+      ],
+      [
+        'money_type enum',
+        () => build.roboPortfolio(owner, {}, { money_type: 'PAPER_MONEY' }),
+        () => build.portfolio(owner, { money_type: 'MONOPOLY' }),
+        'body.money_type',
+      ],
+      [
+        'manager_version ≥ 1',
+        () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 2 } }),
+        () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 0 } }),
+        'body.config.manager_version',
+      ],
+      [
+        'manager enum',
+        () => build.roboPortfolio(owner),
+        () => build.portfolio(owner, { config: { manager: 'ROBOT', manager_version: 1 } }),
+        'body.config.manager',
+      ],
+      [
+        'holdings keys are ISINs or $CCY',
+        () => build.portfolio(owner, { portfolio: { IE00B4L5Y983: 3.5, $EUR: 100.25 } }),
+        () => build.portfolio(owner, { portfolio: { APPLE: 3 } }),
+        'body.portfolio.APPLE',
+      ],
+      [
+        'holdings quantities are numbers',
+        () => build.portfolio(owner, { portfolio: { $USD: 0 } }),
+        () => build.portfolio(owner, { portfolio: { $USD: '10' } }),
+        'body.portfolio.$USD',
+      ],
+      [
+        'brokerage account needs type and number',
+        () => build.portfolio(owner, { brokerage_account: brokerage }),
+        () => build.portfolio(owner, { brokerage_account: { bank_account_type: 'IBAN' } }),
+        'body.brokerage_account.bank_account_number',
+      ],
+      [
+        'brokerage bank_id pattern',
+        () => build.portfolio(owner, { brokerage_account: { ...brokerage, bank_id: 'COBADEFFXXX' } }),
+        () => build.portfolio(owner, { brokerage_account: { ...brokerage, bank_id: 'bank' } }),
+        'body.brokerage_account.bank_id',
+      ],
       ['owner is a user id', () => build.portfolio(owner), () => build.portfolio('P01M80KHFCGRHVVWPCXR0XBGW3X'), 'body.owned_by_user_id'],
       ['owner exists in the tenant', () => build.portfolio(owner), () => build.portfolio('U01M80KHFCGRHVVWPCXR0XBGW3X'), 'body.owned_by_user_id'],
-      ['policy_id names a policy of the tenant', () => build.roboPortfolio(owner, { policy_id: policy }), () => build.roboPortfolio(owner, { policy_id: 'Y01M80KHFCGRHVVWPCXR0XBGW3X' }), 'body.config.manager_settings.policy_id'],
+      [
+        'policy_id names a policy of the tenant',
+        () => build.roboPortfolio(owner, { policy_id: policy }),
+        () => build.roboPortfolio(owner, { policy_id: 'Y01M80KHFCGRHVVWPCXR0XBGW3X' }),
+        'body.config.manager_settings.policy_id',
+      ],
       ['USER_MANAGED needs REAL_MONEY', () => build.portfolio(owner), () => build.portfolio(owner, { money_type: 'PAPER_MONEY' }), 'body.money_type'],
-      ['robo-only settings refused on USER_MANAGED', () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: { tags: ['x'] } } }), () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: { policy_id: policy } } }), 'body.config.manager_settings.policy_id'],
-      ['unknown manager settings refused', () => build.roboPortfolio(owner, { divest_amount: 0 }), () => build.roboPortfolio(owner, { turbo: true }), 'body.config.manager_settings.turbo'],
+      [
+        'robo-only settings refused on USER_MANAGED',
+        () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: { tags: ['x'] } } }),
+        () => build.portfolio(owner, { config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: { policy_id: policy } } }),
+        'body.config.manager_settings.policy_id',
+      ],
+      [
+        'unknown manager settings refused',
+        () => build.roboPortfolio(owner, { divest_amount: 0 }),
+        () => build.roboPortfolio(owner, { turbo: true }),
+        'body.config.manager_settings.turbo',
+      ],
     ];
     for (const [name, good, bad, loc] of cases) {
       it(name, async () => {
@@ -78,7 +151,10 @@ describe('portfolios', () => {
         assert.equal(ok.status, 201, ok.text);
         const refused = await api('POST', '/portfolios/', bad());
         assertProblem(refused, 422, 'validation_failed');
-        assert.ok(refused.body.errors.some((e: { loc: unknown[] }) => e.loc.join('.') === loc), `${loc} in ${JSON.stringify(refused.body.errors)}`);
+        assert.ok(
+          refused.body.errors.some((e: { loc: unknown[] }) => e.loc.join('.') === loc),
+          `${loc} in ${JSON.stringify(refused.body.errors)}`,
+        );
       });
     }
   });
@@ -112,12 +188,29 @@ describe('portfolios', () => {
   });
 
   it('merges manager settings, replaces holdings and brokerage account whole, and re-derives the status', async () => {
-    const p = (await api('POST', '/portfolios/', build.roboPortfolio(owner, { policy_id: policy, tags: ['a'] }, { portfolio: { $EUR: 10, IE00B4L5Y983: 1 }, brokerage_account: brokerage }))).body;
-    const res = await api('PATCH', `/portfolios/${p.id}/`, { config: { manager_settings: { divest_amount: 250.5 } }, portfolio: { $EUR: 12.5 }, brokerage_account: { bank_account_type: 'ABA', bank_account_number: 'US12345678901234567' } });
+    const p = (
+      await api(
+        'POST',
+        '/portfolios/',
+        build.roboPortfolio(owner, { policy_id: policy, tags: ['a'] }, { portfolio: { $EUR: 10, IE00B4L5Y983: 1 }, brokerage_account: brokerage }),
+      )
+    ).body;
+    const res = await api('PATCH', `/portfolios/${p.id}/`, {
+      config: { manager_settings: { divest_amount: 250.5 } },
+      portfolio: { $EUR: 12.5 },
+      brokerage_account: { bank_account_type: 'ABA', bank_account_number: 'US12345678901234567' },
+    });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.config.manager_settings, { active: true, policy_id: policy, tags: ['a'], divest_amount: 250.5 });
     assert.deepEqual(res.body.portfolio, { $EUR: 12.5 });
-    assert.deepEqual(res.body.brokerage_account, { bank_account_type: 'ABA', bank_account_number: 'US12345678901234567', brokerage_portfolio_id: null, brokerage_user_id: null, bank_id: null, payment_reference: null });
+    assert.deepEqual(res.body.brokerage_account, {
+      bank_account_type: 'ABA',
+      bank_account_number: 'US12345678901234567',
+      brokerage_portfolio_id: null,
+      brokerage_user_id: null,
+      bank_id: null,
+      payment_reference: null,
+    });
     const inactive = await api('PATCH', `/portfolios/${p.id}/`, { config: { manager_settings: { active: false } } });
     assert.equal(inactive.body.status, 'INACTIVE');
     const archived = await api('PATCH', `/portfolios/${p.id}/`, { config: { manager_settings: { active: true } }, archived: true });

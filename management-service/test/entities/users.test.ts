@@ -25,9 +25,24 @@ describe('users', () => {
     assert.equal(creation_datetime, version_datetime);
     assert.match(creation_datetime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.deepEqual(rest, {
-      external_id: null, first_name: null, last_name: null, email: null, phone: null, language: null, counter_account: null,
-      feature_flags: [], status: 'WAITING_FOR_VERIFICATION', brokerage_user_id: null, idp_user_id: null, products: [],
-      version: 1, version_authored_by_user_id: null, deleted: false, readable_by: [id], modifiable_by: [id], _embedded: {},
+      external_id: null,
+      first_name: null,
+      last_name: null,
+      email: null,
+      phone: null,
+      language: null,
+      counter_account: null,
+      feature_flags: [],
+      status: 'WAITING_FOR_VERIFICATION',
+      brokerage_user_id: null,
+      idp_user_id: null,
+      products: [],
+      version: 1,
+      version_authored_by_user_id: null,
+      deleted: false,
+      readable_by: [id],
+      modifiable_by: [id],
+      _embedded: {},
     });
   });
 
@@ -41,10 +56,30 @@ describe('users', () => {
       ['language xx-XX', { language: 'de-DE' }, { language: 'german' }, 'body.language'],
       ['feature_flags enum', { feature_flags: ['ROBO_ADVISOR', 'CONSOLE'] }, { feature_flags: ['TRADING'] }, 'body.feature_flags.0'],
       ['status enum', { status: 'WAITING_FOR_SIGNATURE' }, { status: 'SLEEPING' }, 'body.status'],
-      ['counter account number', { counter_account: account }, { counter_account: { ...account, bank_account_number: 'de89' } }, 'body.counter_account.bank_account_number'],
-      ['counter account type enum', { counter_account: { ...account, bank_account_number_type: 'ABA' } }, { counter_account: { ...account, bank_account_number_type: 'SWIFT' } }, 'body.counter_account.bank_account_number_type'],
-      ['bank_id: ABA routing number or BIC', { counter_account: { ...account, bank_id: '021000021' } }, { counter_account: { ...account, bank_id: '12345' } }, 'body.counter_account.bank_id'],
-      ['bank_id as BIC', { counter_account: { ...account, bank_id: 'COBADEFFXXX', bank_id_type: 'BIC' } }, { counter_account: { ...account, bank_id_type: 'IBAN' } }, 'body.counter_account.bank_id_type'],
+      [
+        'counter account number',
+        { counter_account: account },
+        { counter_account: { ...account, bank_account_number: 'de89' } },
+        'body.counter_account.bank_account_number',
+      ],
+      [
+        'counter account type enum',
+        { counter_account: { ...account, bank_account_number_type: 'ABA' } },
+        { counter_account: { ...account, bank_account_number_type: 'SWIFT' } },
+        'body.counter_account.bank_account_number_type',
+      ],
+      [
+        'bank_id: ABA routing number or BIC',
+        { counter_account: { ...account, bank_id: '021000021' } },
+        { counter_account: { ...account, bank_id: '12345' } },
+        'body.counter_account.bank_id',
+      ],
+      [
+        'bank_id as BIC',
+        { counter_account: { ...account, bank_id: 'COBADEFFXXX', bank_id_type: 'BIC' } },
+        { counter_account: { ...account, bank_id_type: 'IBAN' } },
+        'body.counter_account.bank_id_type',
+      ],
       ['unknown fields', { first_name: 'x' }, { nickname: 'x' }, 'body.nickname'],
     ];
     for (const [name, good, bad, loc] of cases) {
@@ -53,7 +88,10 @@ describe('users', () => {
         assert.equal(ok.status, 201, ok.text);
         const refused = await api('POST', '/users/', bad);
         assertProblem(refused, 422, 'validation_failed');
-        assert.ok(refused.body.errors.some((e: { loc: unknown[] }) => e.loc.join('.') === loc), `${loc} in ${JSON.stringify(refused.body.errors)}`);
+        assert.ok(
+          refused.body.errors.some((e: { loc: unknown[] }) => e.loc.join('.') === loc),
+          `${loc} in ${JSON.stringify(refused.body.errors)}`,
+        );
         const patched = await api('PATCH', `/users/${ok.body.id}`, bad);
         assertProblem(patched, 422, 'validation_failed');
         assert.equal((await api('GET', `/users/${ok.body.id}`)).body.version, 1, 'a refused PATCH changes nothing');
@@ -83,7 +121,11 @@ describe('users', () => {
     const email = `u${unique()}@example.com`;
     const phone = `+4917${unique().slice(-9)}`;
     assert.equal((await api('POST', '/users/', { external_id, email, phone })).status, 201);
-    for (const [field, body] of [['external_id', { external_id }], ['email', { email }], ['phone', { phone }]] as const) {
+    for (const [field, body] of [
+      ['external_id', { external_id }],
+      ['email', { email }],
+      ['phone', { phone }],
+    ] as const) {
       const res = await api('POST', '/users/', body);
       assertProblem(res, 409, 'duplicate_value');
       assert.deepEqual(res.body.errors[0].loc, ['body', field]);
@@ -117,7 +159,11 @@ describe('users', () => {
     const bad = await api('PATCH', item, { language: 'english', extra: 1 }, merge);
     assertProblem(bad, 422, 'validation_failed');
     assert.deepEqual(bad.body.errors.map((e: { loc: string[] }) => e.loc.join('.')).sort(), ['body.extra', 'body.language']);
-    assertProblem(await api('PATCH', item, [{ op: 'replace', path: '/first_name', value: 'X' }], { 'content-type': 'application/json-patch+json' }), 415, 'unsupported_media_type');
+    assertProblem(
+      await api('PATCH', item, [{ op: 'replace', path: '/first_name', value: 'X' }], { 'content-type': 'application/json-patch+json' }),
+      415,
+      'unsupported_media_type',
+    );
     assertProblem(await api('POST', '/users/', {}, merge), 415, 'unsupported_media_type');
     assert.equal((await api('GET', item)).body.version, 3, 'refused requests changed nothing');
   });

@@ -30,7 +30,10 @@ describe('versions', () => {
     const history = (await api('GET', `/portfolios/${p.id}/versions/`)).body;
     assert.equal(history.count, 4);
     assert.equal(history.next, null);
-    assert.deepEqual(history.results.map((v: { version: number }) => v.version), [1, 2, 3, 4]);
+    assert.deepEqual(
+      history.results.map((v: { version: number }) => v.version),
+      [1, 2, 3, 4],
+    );
     assert.equal(history.results[0].patch[0].op, 'add');
     assert.equal(history.results[0].patch[0].value.name, 'Pension');
     const byPath = (ops: { path: string }[]) => [...ops].sort((a, b) => a.path.localeCompare(b.path));
@@ -40,10 +43,16 @@ describe('versions', () => {
     ]);
     assert.deepEqual(history.results[2].patch, [{ op: 'add', path: '/config/manager_settings/tags/0', value: 'growth' }], 'tags were [] before');
     assert.deepEqual(history.results[3].patch, [{ op: 'replace', path: '/deleted', value: true }]);
-    assert.deepEqual(history.results.map((v: { version_authored_by_user_id: string | null }) => v.version_authored_by_user_id), [null, null, owner, null]);
+    assert.deepEqual(
+      history.results.map((v: { version_authored_by_user_id: string | null }) => v.version_authored_by_user_id),
+      [null, null, owner, null],
+    );
 
     const page = (await api('GET', `/portfolios/${p.id}/versions/?limit=2&offset=1`)).body;
-    assert.deepEqual(page.results.map((v: { version: number }) => v.version), [2, 3]);
+    assert.deepEqual(
+      page.results.map((v: { version: number }) => v.version),
+      [2, 3],
+    );
     assert.equal(page.next, `/portfolios/${p.id}/versions/?limit=2&offset=3`);
     assert.deepEqual(page.results[0].patch, history.results[1].patch, 'a page starting mid-history still diffs against the version before');
   });
@@ -67,10 +76,19 @@ describe('versions', () => {
   it('serialises 100 parallel PATCHes of one portfolio into versions 1..101, none lost', async () => {
     const p = (await api('POST', '/portfolios/', build.portfolio(owner))).body;
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => api('PATCH', `/portfolios/${p.id}`, { name: `name ${i}` })));
-    assert.deepEqual(results.map((r) => r.status), Array(100).fill(200));
-    assert.deepEqual(results.map((r) => r.body.version).sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 2));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      Array(100).fill(200),
+    );
+    assert.deepEqual(
+      results.map((r) => r.body.version).sort((a, b) => a - b),
+      Array.from({ length: 100 }, (_, i) => i + 2),
+    );
     const versions = await platform.database.db('entity_versions').where({ id: p.id }).orderBy('version').select('version', 'doc');
-    assert.deepEqual(versions.map((v) => v.version), Array.from({ length: 101 }, (_, i) => i + 1));
+    assert.deepEqual(
+      versions.map((v) => v.version),
+      Array.from({ length: 101 }, (_, i) => i + 1),
+    );
     const names = new Set(versions.slice(1).map((v) => v.doc.name));
     assert.equal(names.size, 100, 'every PATCH is one version');
     const current = (await api('GET', `/portfolios/${p.id}`)).body;

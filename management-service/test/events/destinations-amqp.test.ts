@@ -49,27 +49,44 @@ describe("events forwarded to a tenant's own AMQP exchange", function () {
 
   it('delivers with publisher confirms, in order, and catches up after the broker was down', async () => {
     const tenant = await platform.tenant();
-    await setDestination(platform.database.db, { tenant_id: tenant.tenantId, kind: 'amqp', url: broker.url, exchange: 'bank-events', routing_key: 'portfolio.events' });
+    await setDestination(platform.database.db, {
+      tenant_id: tenant.tenantId,
+      kind: 'amqp',
+      url: broker.url,
+      exchange: 'bank-events',
+      routing_key: 'portfolio.events',
+    });
     const api = await machineApi(platform, tenant);
     const owner = (await api('POST', '/users/', {})).body.id;
     const before: string[] = [];
     for (let i = 0; i < 3; i++) before.push((await api('POST', '/portfolios/', build.portfolio(owner))).body.id);
     const got: { portfolio: string; messageId: string }[] = [];
-    await waitFor('the first events', async () => {
-      got.push(...(await drain(broker.url, 'bank-queue')));
-      if (got.length < 3) throw new Error('not yet');
-    }, 30_000);
-    assert.deepEqual(got.map((g) => g.portfolio), before);
+    await waitFor(
+      'the first events',
+      async () => {
+        got.push(...(await drain(broker.url, 'bank-queue')));
+        if (got.length < 3) throw new Error('not yet');
+      },
+      30_000,
+    );
+    assert.deepEqual(
+      got.map((g) => g.portfolio),
+      before,
+    );
 
     await broker.stop();
     const during: string[] = [];
     for (let i = 0; i < 4; i++) during.push((await api('POST', '/portfolios/', build.portfolio(owner))).body.id);
     broker = await startRabbitMQ({ port, dir, log: () => undefined });
     const after: { portfolio: string; messageId: string }[] = [];
-    await waitFor('the events of the outage', async () => {
-      after.push(...(await drain(broker.url, 'bank-queue')));
-      if (!during.every((id) => after.some((a) => a.portfolio === id))) throw new Error('not yet');
-    }, 60_000);
+    await waitFor(
+      'the events of the outage',
+      async () => {
+        after.push(...(await drain(broker.url, 'bank-queue')));
+        if (!during.every((id) => after.some((a) => a.portfolio === id))) throw new Error('not yet');
+      },
+      60_000,
+    );
     assert.deepEqual([...new Set(after.map((a) => a.portfolio))], during, 'every event of the outage, in order (durable queue, persistent messages)');
   });
 });

@@ -22,9 +22,13 @@ async function subscribe(url: string, topic: string, into: Received[]): Promise<
 }
 
 const waitUntil = (what: string, condition: () => boolean) =>
-  waitFor(what, async () => {
-    if (!condition()) throw new Error('not yet');
-  }, 40_000);
+  waitFor(
+    what,
+    async () => {
+      if (!condition()) throw new Error('not yet');
+    },
+    40_000,
+  );
 
 describe("events forwarded to a tenant's own MQTT broker", function () {
   this.timeout(120_000);

@@ -30,7 +30,10 @@ describe('tenant events over MQTT (the NATS server MQTT listener)', function () 
       assert.ok(event, 'the creation event arrived over MQTT');
       assert.equal(event.topic, `tenants/${tenant.tenantId}/events`);
       assert.equal(`${event.body.subject}.${event.body.action}`, 'portfolios.creation');
-      assert.ok(received.every((m) => m.topic === `tenants/${tenant.tenantId}/events`), 'nothing of the other tenant');
+      assert.ok(
+        received.every((m) => m.topic === `tenants/${tenant.tenantId}/events`),
+        'nothing of the other tenant',
+      );
     } finally {
       await client.endAsync();
     }

@@ -46,10 +46,17 @@ describe('outbound events', function () {
     assert.equal(rest.length, 0);
     assert.match(event!.id, ULID);
     assert.match(event!.created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    assert.deepEqual({ ...event, id: undefined, created: undefined }, {
-      id: undefined, created: undefined, version: '1.0.0', subject: 'portfolios', action: 'creation',
-      data: { id: p.id, external_id: 'pf-1', owned_by_user_id: owner.id, owned_by_external_user_id: 'crm-7' },
-    });
+    assert.deepEqual(
+      { ...event, id: undefined, created: undefined },
+      {
+        id: undefined,
+        created: undefined,
+        version: '1.0.0',
+        subject: 'portfolios',
+        action: 'creation',
+        data: { id: p.id, external_id: 'pf-1', owned_by_user_id: owner.id, owned_by_external_user_id: 'crm-7' },
+      },
+    );
   });
 
   it('emits portfolios.status-update on every change of the derived status, and only then', async () => {
@@ -62,7 +69,10 @@ describe('outbound events', function () {
     await api('PATCH', `/portfolios/${p.id}`, { config: { manager_settings: { active: false } } });
     const events = await poll();
     assert.deepEqual(names(events), ['portfolios.status-update', 'portfolios.status-update']);
-    assert.deepEqual(events.map((e) => e.data.value), ['ACTIVE', 'INACTIVE']);
+    assert.deepEqual(
+      events.map((e) => e.data.value),
+      ['ACTIVE', 'INACTIVE'],
+    );
     assert.deepEqual(Object.keys(events[0]!.data).sort(), ['external_id', 'id', 'owned_by_external_user_id', 'owned_by_user_id', 'value']);
   });
 
@@ -72,7 +82,14 @@ describe('outbound events', function () {
     await api('PATCH', `/portfolios/${p.id}`, { config: { manager_settings: { divest_amount: 500 } } });
     let events = await poll();
     assert.deepEqual(names(events), ['portfolios.divest-amount-update']);
-    assert.deepEqual(events[0]!.data, { id: p.id, external_id: null, divest_amount: 500, currency: 'EUR', owned_by_user_id: owner.id, owned_by_external_user_id: 'crm-7' });
+    assert.deepEqual(events[0]!.data, {
+      id: p.id,
+      external_id: null,
+      divest_amount: 500,
+      currency: 'EUR',
+      owned_by_user_id: owner.id,
+      owned_by_external_user_id: 'crm-7',
+    });
     await api('PATCH', `/portfolios/${p.id}`, { portfolio: { $EUR: 650.5 } });
     events = await poll();
     assert.deepEqual(names(events), ['portfolios.cash-available-for-withdrawal']);
@@ -91,7 +108,13 @@ describe('outbound events', function () {
     await api('PATCH', `/suitability-profiler/profiles/${profile.id}/`, { external_id: 'prof-1' });
     const events = await poll();
     assert.deepEqual(names(events), ['portfolios.profile-created-for-portfolio', 'portfolios.profile-updated-for-portfolio']);
-    assert.deepEqual(events[0]!.data, { id: p.id, external_id: null, owned_by_user_id: owner.id, owned_by_external_user_id: 'crm-7', suitability_profile_id: profile.id });
+    assert.deepEqual(events[0]!.data, {
+      id: p.id,
+      external_id: null,
+      owned_by_user_id: owner.id,
+      owned_by_external_user_id: 'crm-7',
+      suitability_profile_id: profile.id,
+    });
   });
 
   it('publishes every event to JetStream on the tenant subject with Nats-Msg-Id = event id', async () => {
@@ -140,7 +163,10 @@ describe('outbound events', function () {
     releaseFirst();
     await first;
     const events = await poll();
-    assert.deepEqual(events.map((e) => e.data.id), ['first', 'second']);
+    assert.deepEqual(
+      events.map((e) => e.data.id),
+      ['first', 'second'],
+    );
     assert.notEqual(cursor, held);
     assert.deepEqual(await poll(), []);
   });
@@ -160,7 +186,13 @@ describe('outbox retention', () => {
       const { tenantId } = await platform.tenant();
       const db = platform.database.db;
       const now = new Date().toISOString();
-      await inTenant(db, tenantId, (trx) => insertEvents(trx, tenantId, ['old', 'recent', 'unpublished'].map((id) => envelope('portfolios', 'creation', { id }, now, id))));
+      await inTenant(db, tenantId, (trx) =>
+        insertEvents(
+          trx,
+          tenantId,
+          ['old', 'recent', 'unpublished'].map((id) => envelope('portfolios', 'creation', { id }, now, id)),
+        ),
+      );
       await db.raw(`update outbox set published_at = now(), created_at = now() - interval '10 days' where envelope -> 'data' ->> 'id' = 'old'`);
       await db.raw(`update outbox set published_at = now() where envelope -> 'data' ->> 'id' = 'recent'`);
       await db.raw(`update outbox set created_at = now() - interval '10 days' where envelope -> 'data' ->> 'id' = 'unpublished'`);

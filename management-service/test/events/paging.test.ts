@@ -68,7 +68,10 @@ describe('GET /events/ paging never skips or repeats an event', function () {
       const before = await currentXid(db);
       // One transaction per request: their events straddle the boundary.
       for (let i = 0; i < 6; i++) await api('POST', '/portfolios/', build.portfolio(owner.id, { name: `p${boundary}-${i}` }));
-      const { rows } = await db.raw(`select count(*)::int as below, (select count(*)::int from outbox where tenant_id = ? and xid >= ?::xid8) as above from outbox where tenant_id = ? and xid < ?::xid8`, [tenant.tenantId, String(boundary), tenant.tenantId, String(boundary)]);
+      const { rows } = await db.raw(
+        `select count(*)::int as below, (select count(*)::int from outbox where tenant_id = ? and xid >= ?::xid8) as above from outbox where tenant_id = ? and xid < ?::xid8`,
+        [tenant.tenantId, String(boundary), tenant.tenantId, String(boundary)],
+      );
       assert.ok(before < boundary && rows[0].below > 0 && rows[0].above > 0, `events on both sides of ${boundary}`);
       crossed++;
     }
@@ -90,7 +93,10 @@ describe('GET /events/ paging never skips or repeats an event', function () {
     const top = (await currentXid(db)) - 1;
     // Ids near every digit boundary below the counter, and anywhere below it.
     const near = [9, 10, 99, 100, 999, 1_000, 9_999, 10_000, 99_999, 100_000].filter((b) => b < top);
-    const xidArb = fc.oneof(fc.constantFrom(...near).chain((b) => fc.integer({ min: Math.max(3, b - 2), max: Math.min(top, b + 2) })), fc.integer({ min: 3, max: top }));
+    const xidArb = fc.oneof(
+      fc.constantFrom(...near).chain((b) => fc.integer({ min: Math.max(3, b - 2), max: Math.min(top, b + 2) })),
+      fc.integer({ min: 3, max: top }),
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(xidArb, { minLength: 0, maxLength: 40 }), fc.integer({ min: 1, max: 12 }), async (xids, limit) => {
         await db('outbox').where('tenant_id', tenant.tenantId).delete();
@@ -98,7 +104,17 @@ describe('GET /events/ paging never skips or repeats an event', function () {
         // Written as committed rows of those transactions (published already, so the relay leaves them).
         const rows = xids.map((xid) => {
           const id = newUlid();
-          return { tenant_id: tenant.tenantId, event_id: id, entity_id: 'P', subject: 'portfolios', action: 'creation', envelope: { id, created, version: '1.0.0', subject: 'portfolios', action: 'creation', data: {} }, created_at: created, xid: String(xid), published_at: created };
+          return {
+            tenant_id: tenant.tenantId,
+            event_id: id,
+            entity_id: 'P',
+            subject: 'portfolios',
+            action: 'creation',
+            envelope: { id, created, version: '1.0.0', subject: 'portfolios', action: 'creation', data: {} },
+            created_at: created,
+            xid: String(xid),
+            published_at: created,
+          };
         });
         if (rows.length > 0) await db('outbox').insert(rows);
         const expected = await outboxOrder(db, tenant.tenantId);

@@ -20,7 +20,16 @@ describe('outbox relay killed mid-batch', function () {
   const startService = async (): Promise<ChildProcess> => {
     const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'management-service/src/main.ts'], {
-      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: database.url, NATS_URL: testNatsUrl(), JWT_PRIVATE_KEY: await testSigningKey(), LOG_LEVEL: 'error', MIGRATE_ON_START: 'false' },
+      env: {
+        PATH: process.env.PATH,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: database.url,
+        NATS_URL: testNatsUrl(),
+        JWT_PRIVATE_KEY: await testSigningKey(),
+        LOG_LEVEL: 'error',
+        MIGRATE_ON_START: 'false',
+      },
       stdio: 'ignore',
     });
     await waitFor('management service', async () => {
@@ -43,7 +52,11 @@ describe('outbox relay killed mid-batch', function () {
     const total = 10_000;
     for (let from = 0; from < total; from += 2000) {
       await inTenant(database.db, tenantId, (trx) =>
-        insertEvents(trx, tenantId, Array.from({ length: 2000 }, (_, i) => envelope('portfolios', 'creation', { id: `P${from + i}` }, now, `P${from + i}`))),
+        insertEvents(
+          trx,
+          tenantId,
+          Array.from({ length: 2000 }, (_, i) => envelope('portfolios', 'creation', { id: `P${from + i}` }, now, `P${from + i}`)),
+        ),
       );
     }
     const first = await startService();
@@ -57,10 +70,14 @@ describe('outbox relay killed mid-batch', function () {
 
     const second = await startService();
     try {
-      await waitFor('all published', async () => {
-        const left = await countWhere(false);
-        if (left > 0) throw new Error(`${left} left`);
-      }, 60_000);
+      await waitFor(
+        'all published',
+        async () => {
+          const left = await countWhere(false);
+          if (left > 0) throw new Error(`${left} left`);
+        },
+        60_000,
+      );
       const nc = await connectNats(testNatsUrl(), 'crash-check');
       const jsm = await jetstreamManager(nc);
       const subject = subjects.tenantEvents(tenantId);

@@ -18,7 +18,12 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
   let cursor = '';
 
   const deposit = (portfolio: string, amount: string, over: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-    api('POST', '/events/deposit/', { data: { amount, currency: 'EUR', portfolio, external_id: `cb-${Math.random().toString(36).slice(2)}`, ...over } }, headers);
+    api(
+      'POST',
+      '/events/deposit/',
+      { data: { amount, currency: 'EUR', portfolio, external_id: `cb-${Math.random().toString(36).slice(2)}`, ...over } },
+      headers,
+    );
   const portfolio = async (body: Record<string, unknown>) => {
     const res = await api('POST', '/portfolios/', body);
     assert.equal(res.status, 201, res.text);
@@ -40,7 +45,9 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
     tenantId = tenant.tenantId;
     api = await machineApi(platform, tenant);
     owner = (await api('POST', '/users/', build.user({ external_id: 'crm-1' }))).body.id;
-    policy = (await api('POST', '/policies/', build.policy({ config: { minimum_funding_amount: '100.00', model_portfolio: { IE00B4L5Y983: 0.9 }, cash_buffer: 0.02 } }))).body.id;
+    policy = (
+      await api('POST', '/policies/', build.policy({ config: { minimum_funding_amount: '100.00', model_portfolio: { IE00B4L5Y983: 0.9 }, cash_buffer: 0.02 } }))
+    ).body.id;
     await events();
   });
   after(() => platform.stop());
@@ -52,7 +59,15 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
     assert.equal(res.headers.get('location'), `/portfolios/${id}/transactions/${res.body.id}`);
     assert.match(res.body.id, /^T[0-9A-HJKMNP-TV-Z]{26}$/);
     assert.deepEqual(
-      { type: res.body.type, status: res.body.status, quantity: res.body.quantity, currency: res.body.currency, instrument_id: res.body.instrument_id, external_id: res.body.external_id, portfolio_id: res.body.portfolio_id },
+      {
+        type: res.body.type,
+        status: res.body.status,
+        quantity: res.body.quantity,
+        currency: res.body.currency,
+        instrument_id: res.body.instrument_id,
+        external_id: res.body.external_id,
+        portfolio_id: res.body.portfolio_id,
+      },
       { type: 'CASH', status: 'SETTLED', quantity: '1000.25', currency: 'EUR', instrument_id: '$EUR', external_id: 'cb-20240603-0001', portfolio_id: id },
     );
     const after = await get(id);
@@ -87,9 +102,20 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
     assert.equal(p.status, 'ACTIVE');
     assert.equal(p.funded_since, p.version_datetime);
     const emitted = await events();
-    assert.deepEqual(emitted.map((e) => `${e.subject}.${e.action}`), ['portfolios.status-update', 'notifications.deposit-received']);
+    assert.deepEqual(
+      emitted.map((e) => `${e.subject}.${e.action}`),
+      ['portfolios.status-update', 'notifications.deposit-received'],
+    );
     assert.equal(emitted[0]!.data.value, 'ACTIVE');
-    assert.deepEqual(emitted[1]!.data, { id, external_id: null, owned_by_user_id: owner, owned_by_external_user_id: 'crm-1', amount: '40.00', currency: 'EUR', transaction_id: second.body.id });
+    assert.deepEqual(emitted[1]!.data, {
+      id,
+      external_id: null,
+      owned_by_user_id: owner,
+      owned_by_external_user_id: 'crm-1',
+      amount: '40.00',
+      currency: 'EUR',
+      transaction_id: second.body.id,
+    });
     // One PENDING optimization and one request: the second deposit finds the first still computing.
     const messages = await outboxMessages(id);
     assert.equal(messages.length, 1);
@@ -99,9 +125,21 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
     assert.deepEqual(
       { ...request, request_id: undefined, optimization_id: undefined, requested_at: undefined },
       {
-        request_id: undefined, optimization_id: undefined, requested_at: undefined, tenant_id: tenantId, portfolio_id: id, reason: 'DEPOSIT',
-        base_currency: 'EUR', holdings: { $EUR: 60 }, cash_buffer: 0.02, divest_amount: 0, asset_class_bands: {}, model_portfolio: { IE00B4L5Y983: 0.9 },
-        fractional_shares: false, transaction_cost_bps: 0, rebalancing_threshold: 0.05,
+        request_id: undefined,
+        optimization_id: undefined,
+        requested_at: undefined,
+        tenant_id: tenantId,
+        portfolio_id: id,
+        reason: 'DEPOSIT',
+        base_currency: 'EUR',
+        holdings: { $EUR: 60 },
+        cash_buffer: 0.02,
+        divest_amount: 0,
+        asset_class_bands: {},
+        model_portfolio: { IE00B4L5Y983: 0.9 },
+        fractional_shares: false,
+        transaction_cost_bps: 0,
+        rebalancing_threshold: 0.05,
       },
     );
     const optimization = await platform.database.db('entities').where({ id: request.optimization_id }).first();
@@ -168,7 +206,10 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
   it('books 50 concurrent deposits with distinct keys into one portfolio to the exact total', async () => {
     const id = await portfolio(build.portfolio(owner));
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => deposit(id, `${i + 1}.01`, {}, { 'Idempotency-Key': `k-${id}-${i}` })));
-    assert.deepEqual(answers.map((a) => a.status), Array(50).fill(201));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(50).fill(201),
+    );
     const p = await get(id);
     assert.equal(p.portfolio.$EUR, 1275.5); // 1 + 2 + … + 50 = 1275, plus 50 × 0.01
     assert.equal(p.version, 51);
@@ -202,7 +243,13 @@ describe('deposits with the broker integrated by the service', function () {
     return { broker, moves };
   };
   const settleWith = async (broker: Broker, until: () => Promise<boolean>) => {
-    const job = await startBrokerSettlement({ db: platform.database.db, databaseUrl: platform.database.url, broker, logger: createLogger('test', 'error'), pollMs: 50 });
+    const job = await startBrokerSettlement({
+      db: platform.database.db,
+      databaseUrl: platform.database.url,
+      broker,
+      logger: createLogger('test', 'error'),
+      pollMs: 50,
+    });
     try {
       for (let i = 0; i < 200 && !(await until()); i++) await new Promise((r) => setTimeout(r, 50));
     } finally {
@@ -222,7 +269,10 @@ describe('deposits with the broker integrated by the service', function () {
     const p = (await api('GET', `/portfolios/${id}`)).body;
     assert.equal(p.portfolio.$EUR, 250.5);
     assert.notEqual(p.funded_since, null);
-    assert.deepEqual(moves.map((m) => [m.portfolioId, m.amount, m.currency, m.direction]), [[id, '250.50', 'EUR', 'TO_SUBACCOUNT']]);
+    assert.deepEqual(
+      moves.map((m) => [m.portfolioId, m.amount, m.currency, m.direction]),
+      [[id, '250.50', 'EUR', 'TO_SUBACCOUNT']],
+    );
     // Settled instructions are not executed again.
     await settleWith(broker, async () => true);
     assert.equal(moves.length, 1);
@@ -239,6 +289,10 @@ describe('deposits with the broker integrated by the service', function () {
 
   it('refuses a deposit while the portfolio waits for its brokerage account', async () => {
     const id = (await api('POST', '/portfolios/', build.portfolio(owner))).body.id;
-    assertProblem(await api('POST', '/events/deposit/', { data: { amount: '10', currency: 'EUR', portfolio: id, external_id: 'svc-3' } }), 409, 'state_conflict');
+    assertProblem(
+      await api('POST', '/events/deposit/', { data: { amount: '10', currency: 'EUR', portfolio: id, external_id: 'svc-3' } }),
+      409,
+      'state_conflict',
+    );
   });
 });

@@ -53,7 +53,12 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
       assert.equal(again.text, first.text);
     }
     // Key order of the body does not matter: the hash is of the canonical body.
-    const reordered = await api('POST', '/events/deposit/', { data: { external_id: body.data.external_id, portfolio: id, currency: 'EUR', amount: '10.00' } }, { 'Idempotency-Key': 'replay-1' });
+    const reordered = await api(
+      'POST',
+      '/events/deposit/',
+      { data: { external_id: body.data.external_id, portfolio: id, currency: 'EUR', amount: '10.00' } },
+      { 'Idempotency-Key': 'replay-1' },
+    );
     assert.equal(reordered.headers.get('idempotency-replayed'), 'true');
     assert.deepEqual([await cash(id), await transactions(id)], [10, 1]);
   });
@@ -118,7 +123,10 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
       const id = (await client('POST', '/portfolios/', build.portfolio(user))).body.id;
       const body = depositBody(id, '12.34');
       const answers = await Promise.all(Array.from({ length: 50 }, () => client('POST', '/events/deposit/', body, { 'Idempotency-Key': 'same-50' })));
-      assert.deepEqual(answers.map((a) => a.status), Array(50).fill(201));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(50).fill(201),
+      );
       assert.equal(new Set(answers.map((a) => a.text)).size, 1);
       assert.equal(answers.filter((a) => a.headers.get('idempotency-replayed') === null).length, 1);
       const p = (await client('GET', `/portfolios/${id}`)).body;
@@ -133,11 +141,17 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
     const id = await newPortfolio();
     await api('POST', '/events/deposit/', depositBody(id, '1', 'exp-a'), { 'Idempotency-Key': 'expire-1' });
     await api('POST', '/events/deposit/', depositBody(id, '1', 'exp-b'), { 'Idempotency-Key': 'expire-2' });
-    await platform.database.db('idempotency_keys').whereIn('key', ['expire-1', 'expire-2']).update({ expires_at: platform.database.db.raw(`now() - interval '1 second'`) });
+    await platform.database
+      .db('idempotency_keys')
+      .whereIn('key', ['expire-1', 'expire-2'])
+      .update({ expires_at: platform.database.db.raw(`now() - interval '1 second'`) });
     const rerun = await api('POST', '/events/deposit/', depositBody(id, '2', 'exp-c'), { 'Idempotency-Key': 'expire-1' });
     assert.deepEqual([rerun.status, rerun.headers.get('idempotency-replayed')], [201, null]);
     assert.ok((await deleteExpiredKeys(knexSql(platform.database.db))) >= 1);
-    assert.deepEqual((await platform.database.db('idempotency_keys').whereIn('key', ['expire-1', 'expire-2']).select('key')).map((r) => r.key), ['expire-1']);
+    assert.deepEqual(
+      (await platform.database.db('idempotency_keys').whereIn('key', ['expire-1', 'expire-2']).select('key')).map((r) => r.key),
+      ['expire-1'],
+    );
     assert.equal(await cash(id), 4);
   });
 
@@ -164,7 +178,9 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
       await waitFor('management service', async () => assert.ok((await fetch(`${url}/readyz`)).ok));
       const login = await call(`${url}/auth/login/`, { body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret } });
       const lock = await holdPortfolio(id);
-      const inFlight = call(`${url}/events/deposit/`, { body, token: login.body.access_token, headers: { 'Idempotency-Key': 'crash-1' } }).catch((error: Error) => error);
+      const inFlight = call(`${url}/events/deposit/`, { body, token: login.body.access_token, headers: { 'Idempotency-Key': 'crash-1' } }).catch(
+        (error: Error) => error,
+      );
       await waitFor('deposit in flight', async () => assert.ok((await waitingOnLocks()) > 0));
       child.kill('SIGKILL');
       assert.ok((await inFlight) instanceof Error);
@@ -175,7 +191,9 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
     }
     // The killed request's transaction rolled back with its connection: no effect and no key.
     await waitFor('killed session gone', async () => {
-      const { rows } = await platform.database.db.raw(`select count(*) as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`);
+      const { rows } = await platform.database.db.raw(
+        `select count(*) as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
+      );
       assert.equal(Number(rows[0].n) + (await waitingOnLocks()), 0);
     });
     assert.equal((await keyRows('crash-1')).length, 0);

@@ -29,7 +29,9 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
     };
     await events();
     const requests = async () =>
-      (await platform.database.db('outbox').select('envelope').where({ entity_id: id, nats_subject: 'platform.optimizer.requests' }).orderBy('seq')).map((r) => r.envelope);
+      (await platform.database.db('outbox').select('envelope').where({ entity_id: id, nats_subject: 'platform.optimizer.requests' }).orderBy('seq')).map(
+        (r) => r.envelope,
+      );
     const get = async () => (await api('GET', `/portfolios/${id}`)).body;
     return { api, id, events, requests, get };
   }
@@ -44,13 +46,22 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
   it('client integration: a divest_amount PATCH emits the withdrawal event and cash-available, and requests an optimization', async () => {
     const t = await setup('CLIENT', '100.00');
     // The deposit already asked the optimizer; let that optimization finish so a new one can start.
-    await platform.database.db('entities').where({ type: 'optimizations', parent_id: t.id }).update({ doc: platform.database.db.raw(`jsonb_set(doc, '{status}', '"SUCCESS"')`) });
+    await platform.database
+      .db('entities')
+      .where({ type: 'optimizations', parent_id: t.id })
+      .update({ doc: platform.database.db.raw(`jsonb_set(doc, '{status}', '"SUCCESS"')`) });
     assert.equal((await t.api('PATCH', `/portfolios/${t.id}`, { config: { manager_settings: { divest_amount: 30 } } })).status, 200);
     const emitted = await t.events();
     assert.deepEqual(names(emitted), ['portfolios.divest-amount-update', 'portfolios.cash-available-for-withdrawal']);
     assert.deepEqual([emitted[0]!.data.divest_amount, emitted[0]!.data.currency], [30, 'EUR']);
     const requests = await t.requests();
-    assert.deepEqual(requests.map((r) => [r.reason, r.divest_amount]), [['DEPOSIT', 0], ['DIVEST_AMOUNT', 30]]);
+    assert.deepEqual(
+      requests.map((r) => [r.reason, r.divest_amount]),
+      [
+        ['DEPOSIT', 0],
+        ['DIVEST_AMOUNT', 30],
+      ],
+    );
     // More than the cash: the withdrawal event, but no cash-available.
     await t.api('PATCH', `/portfolios/${t.id}`, { config: { manager_settings: { divest_amount: 1e100 } } });
     assert.deepEqual(names(await t.events()), ['portfolios.divest-amount-update']);
@@ -75,13 +86,25 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
     assert.equal(`${notification!.subject}.${notification!.action}`, 'notifications.withdrawal-executed');
     assert.deepEqual(
       { ...res.body, recorded_datetime: undefined },
-      { portfolio_id: t.id, amount: '40.00', currency: 'EUR', external_id: 'wd-c1', transaction_id: null, notification_event_id: notification!.id, recorded_datetime: undefined },
+      {
+        portfolio_id: t.id,
+        amount: '40.00',
+        currency: 'EUR',
+        external_id: 'wd-c1',
+        transaction_id: null,
+        notification_event_id: notification!.id,
+        recorded_datetime: undefined,
+      },
     );
     assert.match(res.body.recorded_datetime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.deepEqual([notification!.data.amount, notification!.data.transaction_id], ['40.00', null]);
     // The client's books are its own: cash is what it patched.
     assert.equal((await t.get()).portfolio.$EUR, 60);
-    assertProblem(await t.api('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: t.id, external_id: 'wd-c1' } }), 409, 'duplicate_value');
+    assertProblem(
+      await t.api('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: t.id, external_id: 'wd-c1' } }),
+      409,
+      'duplicate_value',
+    );
   });
 
   it('service integration: books the negative CASH transaction, lowers cash and divest_amount, without cash-available events', async () => {
@@ -111,12 +134,22 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
 
   it('refuses unknown portfolios (404), another currency (422) and paper money (409)', async () => {
     const t = await setup('CLIENT', '10.00');
-    assertProblem(await t.api('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: 'P01HZC48CNR9YNY5M4C8F5S2HT9' } }), 404, 'not_found');
+    assertProblem(
+      await t.api('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: 'P01HZC48CNR9YNY5M4C8F5S2HT9' } }),
+      404,
+      'not_found',
+    );
     const usd = await t.api('POST', '/events/withdraw/', { data: { amount: '1', currency: 'USD', portfolio: t.id } });
     assertProblem(usd, 422, 'validation_failed');
     assert.deepEqual(usd.body.errors[0].loc, ['body', 'data', 'currency']);
     const owner = (await t.api('GET', `/portfolios/${t.id}`)).body.owned_by_user_id;
-    const paper = (await t.api('POST', '/portfolios/', build.portfolio(owner, { money_type: 'PAPER_MONEY', config: { manager: 'ROBO_ADVISOR_ADVISORY', manager_version: 1, manager_settings: {} } }))).body.id;
+    const paper = (
+      await t.api(
+        'POST',
+        '/portfolios/',
+        build.portfolio(owner, { money_type: 'PAPER_MONEY', config: { manager: 'ROBO_ADVISOR_ADVISORY', manager_version: 1, manager_settings: {} } }),
+      )
+    ).body.id;
     await t.events();
     assertProblem(await t.api('POST', '/events/withdraw/', { data: { amount: '1', currency: 'EUR', portfolio: paper } }), 409, 'state_conflict');
     assert.deepEqual(await t.events(), []);

@@ -61,7 +61,10 @@ describe('collections', function () {
   });
 
   it('embeds referenced entities by id, and refuses fields that are no reference', async () => {
-    const res = await api('GET', `/portfolios/?embed=owned_by_user_id,config.manager_settings.policy_id&query=${encodeURIComponent("orderby creation_datetime")}`);
+    const res = await api(
+      'GET',
+      `/portfolios/?embed=owned_by_user_id,config.manager_settings.policy_id&query=${encodeURIComponent('orderby creation_datetime')}`,
+    );
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Object.keys(res.body._embedded).sort(), [ann, bob, policy].sort());
     assert.equal(res.body._embedded[ann].last_name, 'Ann');
@@ -79,18 +82,27 @@ describe('collections', function () {
     await api('POST', `/portfolios/${portfolios[1]}/transactions/`, build.transaction());
     const res = await api('GET', `/portfolios/${portfolios[0]}/transactions/?embed=portfolio_id&query=${encodeURIComponent('quantity lt 0')}`);
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.results.map((t: { quantity: string }) => t.quantity), ['-2.5']);
+    assert.deepEqual(
+      res.body.results.map((t: { quantity: string }) => t.quantity),
+      ['-2.5'],
+    );
     assert.deepEqual(Object.keys(res.body._embedded), [portfolios[0]]);
     assertProblem(await api('GET', '/portfolios/P01M80KHFCGRHVVWPCXR0XBGW3X/transactions/'), 404, 'not_found');
   });
 
-  it("shows an end user only what they may read, in results and in _embedded", async () => {
+  it('shows an end user only what they may read, in results and in _embedded', async () => {
     const asAnn = await userApi(platform, api, ann);
     const mine = await asAnn('GET', '/portfolios/?embed=owned_by_user_id');
-    assert.deepEqual(mine.body.results.map((p: { id: string }) => p.id), [portfolios[0]]);
+    assert.deepEqual(
+      mine.body.results.map((p: { id: string }) => p.id),
+      [portfolios[0]],
+    );
     assert.equal(mine.body.count, 1);
     const users = await asAnn('GET', '/users/');
-    assert.deepEqual(users.body.results.map((u: { id: string }) => u.id), [ann]);
+    assert.deepEqual(
+      users.body.results.map((u: { id: string }) => u.id),
+      [ann],
+    );
     const goals = await asAnn('GET', '/goals/');
     assert.equal(goals.body.count, 0);
   });
@@ -102,12 +114,33 @@ describe('collections', function () {
   });
 
   it('answers any query text with 200 or a 400 naming a position, never a 5xx', async () => {
-    const alphabet = fc.constantFrom(...`abnmeqltgio ()[],.'*\\-019$_;`.split(''), 'name', 'status', ' and ', ' or ', ' eq ', ' in ', ' to ', 'orderby ', 'select ', "'x'", 'null', 'deleted', 'config.manager_settings.divest_amount');
+    const alphabet = fc.constantFrom(
+      ...`abnmeqltgio ()[],.'*\\-019$_;`.split(''),
+      'name',
+      'status',
+      ' and ',
+      ' or ',
+      ' eq ',
+      ' in ',
+      ' to ',
+      'orderby ',
+      'select ',
+      "'x'",
+      'null',
+      'deleted',
+      'config.manager_settings.divest_amount',
+    );
     await fc.assert(
-      fc.asyncProperty(fc.array(alphabet, { maxLength: 12 }).map((p) => p.join('')), async (text) => {
-        const res = await api('GET', `/portfolios/?query=${encodeURIComponent(text)}`);
-        assert.ok(res.status === 200 || (res.status === 400 && res.body.code === 'invalid_query' && typeof res.body.position === 'number'), `${res.status} for ${JSON.stringify(text)}: ${res.text}`);
-      }),
+      fc.asyncProperty(
+        fc.array(alphabet, { maxLength: 12 }).map((p) => p.join('')),
+        async (text) => {
+          const res = await api('GET', `/portfolios/?query=${encodeURIComponent(text)}`);
+          assert.ok(
+            res.status === 200 || (res.status === 400 && res.body.code === 'invalid_query' && typeof res.body.position === 'number'),
+            `${res.status} for ${JSON.stringify(text)}: ${res.text}`,
+          );
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -124,7 +157,10 @@ describe('collections', function () {
       const { where } = compileQuery(parseQuery(text), typeOf);
       const plan = await inTenant(platform.database.db, tenantId, async (trx) => {
         await trx.raw('set local enable_seqscan = off');
-        const { rows } = await trx.raw(`explain select e.id from entities e where e.tenant_id = ? and e.type = 'portfolios' and not e.deleted and ${where.sql}`, [tenantId, ...(where.bindings as never[])]);
+        const { rows } = await trx.raw(
+          `explain select e.id from entities e where e.tenant_id = ? and e.type = 'portfolios' and not e.deleted and ${where.sql}`,
+          [tenantId, ...(where.bindings as never[])],
+        );
         return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
       });
       assert.match(plan, new RegExp(index), `${text}:\n${plan}`);

@@ -233,7 +233,7 @@ const rejected: [string, number][] = [
   [`${D} eq null and`, 0 + `${D} eq null and`.length],
   ['name eq "Alpha"', 8],
   ["name eq 'A' orderby name select", 31],
-  ["funded_since lt true", 0],
+  ['funded_since lt true', 0],
   ["name eq 'A' and and name eq 'B'", 16],
   ['portfolio.APPLE gt 1', 0],
   ['readable_by gt 1', 0],
@@ -261,8 +261,24 @@ describe('query language conformance', function () {
     const fixtures: [string, Record<string, unknown>][] = [
       ['Alpha', user(ann, { external_id: 'ext-1', portfolio: { $EUR: 100 } }, { tags: ['growth', 'esg'] })],
       ['Beta', user(bob, { external_id: 'ext-2', base_currency: 'USD', portfolio: { $USD: 2500.5 } }, { tags: ['income'] })],
-      ['Gamma', robo(ann, 'ROBO_ADVISOR_DISCRETIONARY', { funded_since: '2021-06-15T10:00:00.000Z', portfolio: { IE00B4L5Y983: 3 } }, { policy_id: policy, divest_amount: 0, start_amount: 1000 })],
-      ['Delta', robo(bob, 'ROBO_ADVISOR_ADVISORY', { funded_since: '2022-01-01T00:00:00.000Z', brokerage_account: { bank_account_type: 'IBAN', bank_account_number: 'DE89370400440532013000' } }, { policy_id: policy, divest_amount: 250.75 })],
+      [
+        'Gamma',
+        robo(
+          ann,
+          'ROBO_ADVISOR_DISCRETIONARY',
+          { funded_since: '2021-06-15T10:00:00.000Z', portfolio: { IE00B4L5Y983: 3 } },
+          { policy_id: policy, divest_amount: 0, start_amount: 1000 },
+        ),
+      ],
+      [
+        'Delta',
+        robo(
+          bob,
+          'ROBO_ADVISOR_ADVISORY',
+          { funded_since: '2022-01-01T00:00:00.000Z', brokerage_account: { bank_account_type: 'IBAN', bank_account_number: 'DE89370400440532013000' } },
+          { policy_id: policy, divest_amount: 250.75 },
+        ),
+      ],
       ['Epsilon', robo(ann, 'ROBO_ADVISOR_ADVISORY', { base_currency: 'CHF' }, { divest_amount: 1e100 })],
       ['Zeta', robo(bob, 'ROBO_ADVISOR_DISCRETIONARY', {}, { divest_amount: null, active: false })],
       ["O'Neil's", user(ann, { base_currency: 'GBP' })],
@@ -289,7 +305,10 @@ describe('query language conformance', function () {
       const res = await ask(query);
       assert.equal(res.status, 200, res.text);
       const byId = Object.fromEntries(Object.entries(ids).map(([n, id]) => [id, n]));
-      assert.deepEqual(res.body.results.map((p: { id: string }) => byId[p.id]), names);
+      assert.deepEqual(
+        res.body.results.map((p: { id: string }) => byId[p.id]),
+        names,
+      );
       assert.equal(res.body.count, names.length);
     });
   }

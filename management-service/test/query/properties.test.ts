@@ -13,12 +13,23 @@ const name = fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/).filter((n) => !KEYWORDS
 const path = fc.array(name, { minLength: 1, maxLength: 3 });
 const value: fc.Arbitrary<Value> = fc.oneof(
   fc.string({ maxLength: 12 }).map((s) => ({ kind: 'string' as const, value: s })),
-  fc.oneof(fc.integer({ min: -1e6, max: 1e6 }).map(String), fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((d) => d.toFixed(3))).map((text) => ({ kind: 'number' as const, text })),
+  fc
+    .oneof(
+      fc.integer({ min: -1e6, max: 1e6 }).map(String),
+      fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((d) => d.toFixed(3)),
+    )
+    .map((text) => ({ kind: 'number' as const, text })),
   fc.boolean().map((b) => ({ kind: 'boolean' as const, value: b })),
   fc.constant({ kind: 'null' as const }),
 );
 const leaf: fc.Arbitrary<Condition> = fc.oneof(
-  fc.record({ type: fc.constant('compare' as const), path, op: fc.constantFrom('eq' as const, 'neq' as const, 'lt' as const, 'le' as const, 'gt' as const, 'ge' as const), value, at: fc.constant(0) }),
+  fc.record({
+    type: fc.constant('compare' as const),
+    path,
+    op: fc.constantFrom('eq' as const, 'neq' as const, 'lt' as const, 'le' as const, 'gt' as const, 'ge' as const),
+    value,
+    at: fc.constant(0),
+  }),
   fc.record({ type: fc.constant('in' as const), path, values: fc.array(value, { minLength: 1, maxLength: 3 }), at: fc.constant(0) }),
   fc.record({ type: fc.constant('range' as const), path, from: value, to: value, at: fc.constant(0) }),
 );
@@ -65,17 +76,31 @@ describe('query language properties', () => {
   });
 
   it('answers any text with an AST or a positioned syntax error, nothing else', () => {
-    const alphabet = fc.constantFrom(...`abcdeqnltgior ()[],.'*\\-0123456789$_;"`.split(''), ' and ', ' or ', ' eq ', ' in ', ' to ', 'orderby ', 'select ', "'x'", 'null');
+    const alphabet = fc.constantFrom(
+      ...`abcdeqnltgior ()[],.'*\\-0123456789$_;"`.split(''),
+      ' and ',
+      ' or ',
+      ' eq ',
+      ' in ',
+      ' to ',
+      'orderby ',
+      'select ',
+      "'x'",
+      'null',
+    );
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 30 }).map((parts) => parts.join('')), (text) => {
-        try {
-          parseQuery(text);
-        } catch (error) {
-          assert.ok(error instanceof QuerySyntaxError, String(error));
-          assert.ok(error.position >= 0 && error.position <= text.length);
-          assert.match(error.message, /^Invalid query at position \d+: expected .+, found .+\.$/);
-        }
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 30 }).map((parts) => parts.join('')),
+        (text) => {
+          try {
+            parseQuery(text);
+          } catch (error) {
+            assert.ok(error instanceof QuerySyntaxError, String(error));
+            assert.ok(error.position >= 0 && error.position <= text.length);
+            assert.match(error.message, /^Invalid query at position \d+: expected .+, found .+\.$/);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });

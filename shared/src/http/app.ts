@@ -318,7 +318,11 @@ function toProblem(error: unknown, mapError?: (error: unknown) => ProblemError |
   if (type === 'request.aborted') return new ProblemError(400, 'malformed_json', 'The request body was not received completely.');
   if (type === 'request.size.invalid') return new ProblemError(400, 'malformed_json', 'The request body is not as long as its Content-Length says.');
   if (type === 'encoding.unsupported') {
-    return new ProblemError(415, 'unsupported_media_type', `Content-Encoding ${encoding ?? ''} is not supported: send the body as it is, or compressed with gzip, deflate or br.`);
+    return new ProblemError(
+      415,
+      'unsupported_media_type',
+      `Content-Encoding ${encoding ?? ''} is not supported: send the body as it is, or compressed with gzip, deflate or br.`,
+    );
   }
   // The body parser marks a failed decompression 400 and leaves zlib's code on it.
   if (status === 400 && typeof code === 'string' && /^(Z_|ERR_)/.test(code)) {

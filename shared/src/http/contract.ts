@@ -6,8 +6,7 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 
 export type ContractName = 'management' | 'data';
 
-export const contractPath = (name: ContractName): string =>
-  fileURLToPath(new URL(`../../../contracts/${name}.openapi.yaml`, import.meta.url));
+export const contractPath = (name: ContractName): string => fileURLToPath(new URL(`../../../contracts/${name}.openapi.yaml`, import.meta.url));
 
 /**
  * Reads a contract, validates it as OpenAPI 3.1 and returns it fully dereferenced, so that

@@ -17,7 +17,16 @@ export function precompileRoutes(api: OpenAPIBackend): void {
   for (const op of operations) exact.set(op.path, [...(exact.get(op.path) ?? []), op]);
   const templates = operations
     .filter((op) => op.path.includes('{'))
-    .map((op) => ({ op, pattern: new RegExp(`^${op.path.split(/\{[^}]+\}/).map(escape).join('[^/]+')}$`), specificity: op.path.replace(/\{.*?\}/g, '').length }))
+    .map((op) => ({
+      op,
+      pattern: new RegExp(
+        `^${op.path
+          .split(/\{[^}]+\}/)
+          .map(escape)
+          .join('[^/]+')}$`,
+      ),
+      specificity: op.path.replace(/\{.*?\}/g, '').length,
+    }))
     .sort((a, b) => b.specificity - a.specificity);
 
   router.getOperations = () => operations;

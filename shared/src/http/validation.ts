@@ -5,7 +5,10 @@ const PART_NAMES: Record<string, string> = { requestBody: 'body', query: 'query'
 
 /** Where an ajv error points, as the vendor's `loc` list: ["body", "config", "manager"]. */
 export function issueOf(error: ErrorObject): ValidationIssue {
-  const [part = '', ...rest] = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const [part = '', ...rest] = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const loc: (string | number)[] = [PART_NAMES[part] ?? part, ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required') loc.push(String(params.missingProperty));

@@ -15,7 +15,11 @@ type QueryBody = { instrument_ids?: string[]; keys?: string[] };
 type RemoveBody = { instrument_ids: string[]; keys?: string[] };
 
 /** Custom reference data of a tenant: batch, CSV, query, remove, clear (docs/adr/0016-tenant-data-in-postgres.md). */
-export function customReferenceHandlers(duck: DuckStore, tenants: TenantCache, idempotency: IdempotencyOptions): Record<string, OperationHandler<DataPrincipal>> {
+export function customReferenceHandlers(
+  duck: DuckStore,
+  tenants: TenantCache,
+  idempotency: IdempotencyOptions,
+): Record<string, OperationHandler<DataPrincipal>> {
   const write = keyedWrites(tenants, idempotency);
   const upserted = (n: number) => ({ status: 200, body: { data: { upserted: n }, meta: null } });
   const removed = (n: number) => ({ status: 200, body: { data: { removed: n }, meta: null } });

@@ -15,7 +15,11 @@ import type { SimulationScheduler } from '../../workers/simulation-scheduler.ts'
  * closes from the reference data (the same for every tenant); the simulation waits in its tenant's
  * queue for a worker thread and is stopped when the client leaves (workers/simulation-scheduler.ts).
  */
-export function performanceHandlers(duck: DuckStore, limits: SimulationLimits, scheduler: SimulationScheduler): Record<string, OperationHandler<DataPrincipal>> {
+export function performanceHandlers(
+  duck: DuckStore,
+  limits: SimulationLimits,
+  scheduler: SimulationScheduler,
+): Record<string, OperationHandler<DataPrincipal>> {
   return {
     simulateFuturePerformance: async ({ body, principal, signal }) => {
       const plan = planSimulation(body as FuturePerformanceRequest, limits, randomSeed);

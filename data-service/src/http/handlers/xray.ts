@@ -17,12 +17,17 @@ export function xrayHandlers(duck: DuckStore, tenants: TenantCache): Record<stri
         if (!isFactor(field)) throw new UnknownValue(['query', 'fields', i], `unknown X-Ray factor '${field}'; allowed: ${FACTOR_NAMES.join(', ')}`);
       });
       const tenantVersion = await tenants.ensureFresh(principal.tenantId);
-      const body = await xray.universeAnswer(principal.tenantId, {
-        universe: queryOne(query.universe_name)!,
-        instrumentUniverse: queryOne(query.instrument_universe),
-        normalizationUniverse: queryOne(query.normalization_universe),
-        split: queryOne(query.group_split_type) as GroupSplitType | undefined,
-      }, fields.filter(isFactor), tenantVersion);
+      const body = await xray.universeAnswer(
+        principal.tenantId,
+        {
+          universe: queryOne(query.universe_name)!,
+          instrumentUniverse: queryOne(query.instrument_universe),
+          normalizationUniverse: queryOne(query.normalization_universe),
+          split: queryOne(query.group_split_type) as GroupSplitType | undefined,
+        },
+        fields.filter(isFactor),
+        tenantVersion,
+      );
       // Encoded JSON (the same bytes JSON.stringify would send), cached per field list.
       return { status: 200, body, contentType: 'application/json; charset=utf-8' };
     },

@@ -60,7 +60,8 @@ function simpleKind(s: Simple): EntityKind {
     create: (body, ctx) => finish(body, ctx),
     update: (current, body, ctx) => {
       for (const field of s.writeOnce ?? []) {
-        if (field in body && current[field] !== undefined && current[field] !== null && !jsonEqual(body[field], current[field])) throw new WriteOnceField(['body', field]);
+        if (field in body && current[field] !== undefined && current[field] !== null && !jsonEqual(body[field], current[field]))
+          throw new WriteOnceField(['body', field]);
       }
       return finish(mergePatch(current, body, whole), ctx);
     },
@@ -80,14 +81,33 @@ function simpleKind(s: Simple): EntityKind {
 const decimalText = (value: Json | undefined): Json => (typeof value === 'number' ? toText(fromNumber(value)) : (value ?? null));
 
 export const goals = simpleKind({
-  type: 'goals', path: '/goals/', letter: 'L', label: 'goal', idParam: 'goal_id', name: 'Goal',
+  type: 'goals',
+  path: '/goals/',
+  letter: 'L',
+  label: 'goal',
+  idParam: 'goal_id',
+  name: 'Goal',
   defaults: { description: null, target_amount: null, target_datetime: null },
 });
 
-export const horizons = simpleKind({ type: 'horizons', path: '/horizons/', letter: 'H', label: 'horizon', idParam: 'horizon_id', name: 'Horizon', defaults: { description: null } });
+export const horizons = simpleKind({
+  type: 'horizons',
+  path: '/horizons/',
+  letter: 'H',
+  label: 'horizon',
+  idParam: 'horizon_id',
+  name: 'Horizon',
+  defaults: { description: null },
+});
 
 export const policies = simpleKind({
-  type: 'policies', path: '/policies/', letter: 'Y', label: 'policy', idParam: 'policy_id', name: 'Policy', plural: 'Policies',
+  type: 'policies',
+  path: '/policies/',
+  letter: 'Y',
+  label: 'policy',
+  idParam: 'policy_id',
+  name: 'Policy',
+  plural: 'Policies',
   defaults: { description: null },
   finish: (doc) => ({
     ...doc,
@@ -113,33 +133,62 @@ export const policies = simpleKind({
 });
 
 export const riskProfiles = simpleKind({
-  type: 'risk-profiles', path: '/risk-profiles/', letter: 'K', label: 'risk profile', idParam: 'risk_profile_id', name: 'RiskProfile',
+  type: 'risk-profiles',
+  path: '/risk-profiles/',
+  letter: 'K',
+  label: 'risk profile',
+  idParam: 'risk_profile_id',
+  name: 'RiskProfile',
   defaults: { description: null, policy_id: null },
   references: [['policy_id', 'policies']],
 });
 
 export const instrumentGroups = simpleKind({
-  type: 'instrument_groups', path: '/instrument_groups/', letter: 'J', label: 'instrument group', idParam: 'instrument_group_id', name: 'InstrumentGroup',
+  type: 'instrument_groups',
+  path: '/instrument_groups/',
+  letter: 'J',
+  label: 'instrument group',
+  idParam: 'instrument_group_id',
+  name: 'InstrumentGroup',
   defaults: { category: null, description: null, image_uri: null },
   whole: ['name', 'category', 'description'],
 });
 
 export const questionnaires = simpleKind({
-  type: 'questionnaires', path: '/suitability-profiler/questionnaires/', letter: 'Q', label: 'questionnaire', idParam: 'questionnaire_id', name: 'Questionnaire',
+  type: 'questionnaires',
+  path: '/suitability-profiler/questionnaires/',
+  letter: 'Q',
+  label: 'questionnaire',
+  idParam: 'questionnaire_id',
+  name: 'Questionnaire',
   defaults: { description: null, validity_days: 365, cooldown_days: 30, max_attempts: 3 },
 });
 
 export const suitabilityProfiles = simpleKind({
-  type: 'suitability-profiles', path: '/suitability-profiler/profiles/', letter: 'N', label: 'suitability profile', idParam: 'profile_id', name: 'SuitabilityProfile',
+  type: 'suitability-profiles',
+  path: '/suitability-profiler/profiles/',
+  letter: 'N',
+  label: 'suitability profile',
+  idParam: 'profile_id',
+  name: 'SuitabilityProfile',
   defaults: { portfolio_id: null, assessments: [] },
   writeOnce: ['user_id'],
-  references: [['user_id', 'users'], ['portfolio_id', 'portfolios'], ['questionnaire_id', 'questionnaires']],
+  references: [
+    ['user_id', 'users'],
+    ['portfolio_id', 'portfolios'],
+    ['questionnaire_id', 'questionnaires'],
+  ],
   access: (doc) => ({ readable_by: [str(doc.user_id)!], modifiable_by: [str(doc.user_id)!] }),
   effects: suitabilityProfileEffects,
 });
 
 export const transactions = simpleKind({
-  type: 'transactions', path: '/portfolios/{parent}/transactions/', letter: 'T', label: 'transaction', idParam: 'transaction_id', name: 'Transaction',
+  type: 'transactions',
+  path: '/portfolios/{parent}/transactions/',
+  letter: 'T',
+  label: 'transaction',
+  idParam: 'transaction_id',
+  name: 'Transaction',
   parent: { type: 'portfolios', letter: 'P', label: 'portfolio', idParam: 'portfolio_id' },
   defaults: { unit_price: null, optimization_id: null },
   references: [['optimization_id', 'optimizations']],
@@ -160,4 +209,15 @@ export const transactions = simpleKind({
 });
 
 /** Every entity type served by the generic handlers. */
-export const entityKinds: EntityKind[] = [users, portfolios, goals, horizons, policies, riskProfiles, instrumentGroups, questionnaires, suitabilityProfiles, transactions];
+export const entityKinds: EntityKind[] = [
+  users,
+  portfolios,
+  goals,
+  horizons,
+  policies,
+  riskProfiles,
+  instrumentGroups,
+  questionnaires,
+  suitabilityProfiles,
+  transactions,
+];

@@ -39,7 +39,10 @@ const WHOLE = new Set(['portfolio', 'brokerage_account']);
 export function checkManagerShape(body: unknown): void {
   const manager = (body as { config?: { manager?: unknown } } | null)?.config?.manager;
   if (manager !== null && typeof manager === 'object') {
-    throw new InvalidField(['body', 'config', 'manager'], 'is the write-once manager name; settings such as divest_amount or active go under config.manager_settings');
+    throw new InvalidField(
+      ['body', 'config', 'manager'],
+      'is the write-once manager name; settings such as divest_amount or active go under config.manager_settings',
+    );
   }
 }
 
@@ -60,7 +63,8 @@ function checkRules(doc: Doc): void {
   const config = doc.config as Doc;
   const settings = (config.manager_settings ?? {}) as Doc;
   if (config.manager === 'USER_MANAGED') {
-    if (doc.money_type !== 'REAL_MONEY') throw new InvalidField(['body', 'money_type'], 'must be REAL_MONEY: the self-investor product (USER_MANAGED) supports real money only');
+    if (doc.money_type !== 'REAL_MONEY')
+      throw new InvalidField(['body', 'money_type'], 'must be REAL_MONEY: the self-investor product (USER_MANAGED) supports real money only');
     for (const key of ROBO_ONLY) {
       if (settings[key] !== undefined && settings[key] !== null) {
         throw new InvalidField(['body', 'config', 'manager_settings', key], 'applies to robo-advised portfolios only, not to USER_MANAGED ones');
@@ -153,4 +157,3 @@ export const portfolios: EntityKind = {
   },
   effects: portfolioEffects,
 };
-

@@ -47,7 +47,10 @@ export function checkIdpUserRequirements(body: Doc): void {
 function beforeCreate(body: Doc, query: Record<string, unknown>): void {
   if (query.create_idp_user !== true) return;
   checkIdpUserRequirements(body);
-  throw new InvalidField(['query', 'create_idp_user'], 'cannot be true: this deployment manages no identity provider; create the user with create_idp_user=false');
+  throw new InvalidField(
+    ['query', 'create_idp_user'],
+    'cannot be true: this deployment manages no identity provider; create the user with create_idp_user=false',
+  );
 }
 
 export const users: EntityKind = {

@@ -55,7 +55,9 @@ async function list(db: Knex, kind: EntityKind, typeOf: (path: Path) => ReturnTy
     let parentId: string | undefined;
     if (kind.parent) {
       parentId = ctx.params[kind.parent.idParam]!;
-      const parent = isId(kind.parent.letter, parentId) ? await findEntity(trx, { tenantId: principal.tenantId, type: kind.parent.type, id: parentId }) : undefined;
+      const parent = isId(kind.parent.letter, parentId)
+        ? await findEntity(trx, { tenantId: principal.tenantId, type: kind.parent.type, id: parentId })
+        : undefined;
       if (!parent) throw new EntityNotFound(kind.parent.label);
     }
     const { total, rows: page } = await countAndPage(

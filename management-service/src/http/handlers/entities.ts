@@ -115,7 +115,17 @@ async function versions(db: Knex, kind: EntityKind, ctx: Ctx) {
     const first = offset + 1;
     const last = Math.min(offset + limit, row.version);
     const rows = first <= last ? await listVersions(trx, row.tenant_id, row.id, Math.max(1, first - 1), last) : [];
-    const results = rows.filter((v) => v.version >= first).map((v) => presentVersion(v, versionPatch(rows.find((p) => p.version === v.version - 1), v)));
+    const results = rows
+      .filter((v) => v.version >= first)
+      .map((v) =>
+        presentVersion(
+          v,
+          versionPatch(
+            rows.find((p) => p.version === v.version - 1),
+            v,
+          ),
+        ),
+      );
     const next = last < row.version ? `${ctx.req.path}?limit=${limit}&offset=${offset + limit}` : null;
     return { status: 200, body: { next, count: row.version, offset, results, _embedded: {} } };
   });
