@@ -1,9 +1,9 @@
-// `npm test`: starts Postgres and NATS for this run on free loopback ports (unless DATABASE_URL /
+// `npm test`: lint and format checks first (whole suite only), then starts Postgres and NATS for this run on free loopback ports (unless DATABASE_URL /
 // NATS_URL name servers to use), migrates a template database that every test file clones,
 // generates a small sample reference file, runs mocha (extra arguments pass through:
 // `npm test -- --grep login`; test files named run instead of the whole suite:
 // `npm test -- management-service/test/auth.test.ts`) and stops everything after.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,10 +68,31 @@ async function prepare(): Promise<Record<string, string>> {
   return { TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template, NATS_URL: natsUrl, TEST_WORK_DIR: work, ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}) };
 }
 
+/** Lint and format checks; they run before the whole suite, not when only some tests are asked for. */
+function codeChecksPass(): boolean {
+  const checks: [name: string, script: string][] = [
+    ['lint', 'lint'],
+    ['format', 'format:check'],
+  ];
+  for (const [name, script] of checks) {
+    log(`npm run ${script}`);
+    const run = spawnSync('npm', ['run', '-s', script], { stdio: 'inherit' });
+    if (run.status !== 0) {
+      console.error(`[test] ${name} check failed: fix it (npm run lint -- --fix, npm run format) and run again`);
+      return false;
+    }
+  }
+  return true;
+}
+
 let exitCode = 1;
+const args = process.argv.slice(2);
+if (args.length === 0 && !codeChecksPass()) {
+  rmSync(work, { recursive: true, force: true });
+  process.exit(1);
+}
 try {
   const env = await prepare();
-  const args = process.argv.slice(2);
   const files = args.filter((a) => a.endsWith('.ts'));
   const mocha = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...args.filter((a) => !a.endsWith('.ts'))], {
     stdio: 'inherit',
