@@ -19,6 +19,7 @@ COPY shared/package.json shared/
 COPY management-service/package.json management-service/
 COPY data-service/package.json data-service/
 COPY e2e/package.json e2e/
+COPY test-support/package.json test-support/
 # --ignore-scripts: every install script in the lockfile belongs to a dev-only tool that the
 # image does not run (esbuild's binary check: esbuild finds @esbuild/<platform> without it;
 # embedded-postgres; @scarf/scarf telemetry). Runtime native code (@duckdb/node-bindings-*)

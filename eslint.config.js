@@ -30,7 +30,7 @@ export default tseslint.config(
   },
   {
     // Tests read answers of any shape, as a client that knows no types would.
-    files: ['**/test/**/*.ts', 'scripts/test-support/**/*.ts'],
+    files: ['**/test/**/*.ts', 'test-support/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

@@ -14,7 +14,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
-import { freePort, waitFor } from '../scripts/lib/ports.ts';
+import { freePort, waitFor } from '@platform/test-support/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
 const INSTRUMENTS = Number(process.env.BENCH_INSTRUMENTS ?? 100_000);

@@ -14,8 +14,8 @@ import { futurePerformanceAnswer } from '../data-service/src/simulation/answer.t
 import { simulate, stepCount, type SimulationInput } from '../data-service/src/simulation/engine.ts';
 import { planSimulation, type FuturePerformanceRequest } from '../data-service/src/simulation/request.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
-import { ensurePythonModule } from '../scripts/lib/os-packages.ts';
-import { freePort, waitFor } from '../scripts/lib/ports.ts';
+import { ensurePythonModule } from '@platform/test-support/os-packages';
+import { freePort, waitFor } from '@platform/test-support/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
 const REPS = Number(process.env.BENCH_REPS ?? 7);

@@ -10,12 +10,12 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { findActiveTenant } from '../management-service/src/store/credentials.ts';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
-import { startNatsServer, type NatsServer } from './lib/nats-server.ts';
-import { waitFor } from './lib/ports.ts';
-import { postgresSystemUser, startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
-import { describeExit, exitOf, isRunning, stopProcess, type Exit } from './lib/processes.ts';
+import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
+import { waitFor } from '@platform/test-support/ports';
+import { postgresSystemUser, startEmbeddedPostgres, type Postgres } from '@platform/test-support/postgres';
+import { describeExit, exitOf, isRunning, stopProcess, type Exit } from '@platform/test-support/processes';
 import { mayRestart, type RestartPolicy } from './lib/restart-policy.ts';
-import { secretFile } from './lib/secrets.ts';
+import { secretFile } from '@platform/test-support/secrets';
 
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
@@ -55,7 +55,7 @@ let signals = 0;
 const onSignal = () => (++signals > 1 && stopping ? process.exit(stopping.code) : void stopAll(0));
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
-// Whatever way this process ends, no child outlives it (scripts/lib/postgres.ts does the same for Postgres).
+// Whatever way this process ends, no child outlives it (test-support/src/postgres.ts does the same for Postgres).
 process.on('exit', () => {
   for (const child of [...running.values(), nats?.process]) if (child && isRunning(child)) child.kill('SIGTERM');
 });

@@ -11,9 +11,9 @@ import knex from 'knex';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
-import { startNatsServer, type NatsServer } from './lib/nats-server.ts';
-import { freePort } from './lib/ports.ts';
-import { startEmbeddedPostgres, type Postgres } from './lib/postgres.ts';
+import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
+import { freePort } from '@platform/test-support/ports';
+import { startEmbeddedPostgres, type Postgres } from '@platform/test-support/postgres';
 
 const log = (line: string) => console.log(`[test] ${line}`);
 const work = mkdtempSync(join(tmpdir(), 'platform-test-'));

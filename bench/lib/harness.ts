@@ -10,9 +10,9 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
 import { migrateLatest } from '../../management-service/src/store/migrate.ts';
 import { Resources } from '@platform/shared';
-import { startNatsServer } from '../../scripts/lib/nats-server.ts';
-import { freePort, waitFor } from '../../scripts/lib/ports.ts';
-import { startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
+import { startNatsServer } from '@platform/test-support/nats-server';
+import { freePort, waitFor } from '@platform/test-support/ports';
+import { startEmbeddedPostgres } from '@platform/test-support/postgres';
 
 export type BenchPlatform = {
   databaseUrl: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC, type Table } from 'apache-arrow';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { resultToArrowStream } from '../src/arrow/duckdb-chunks.ts';
 import { REFERENCE_FIELDS } from '../src/domain/reference-fields.ts';
 import { dataClient } from './support/data-client.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { createApiKey } from '../../management-service/src/admin/provisioning.ts';
-import { revokeApiKey } from '../../management-service/src/store/credentials.ts';
-import { waitFor } from '../../scripts/lib/ports.ts';
-import { call, assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { createApiKey } from '@platform/test-support/tenants';
+import { revokeApiKey } from '@platform/test-support/tenants';
+import { waitFor } from '@platform/test-support/ports';
+import { call, assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 
 // The revocation bound under test is the configured one; the margin covers a slow machine.
 const BOUND_MS = 1_000;

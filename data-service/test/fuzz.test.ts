@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { loadContract } from '@platform/shared';
-import { answerProblem, errorCodes, fuzzOperation, fuzzRuns, fuzzSeed, operationsOf, requestsFor } from '../../scripts/test-support/fuzz.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { answerProblem, errorCodes, fuzzOperation, fuzzRuns, fuzzSeed, operationsOf, requestsFor } from '@platform/test-support/fuzz';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 const contract = await loadContract('data');
 const codes = errorCodes(contract);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { dataClient } from './support/data-client.ts';
 
 const BATCH = '/data/custom/reference/batch/';

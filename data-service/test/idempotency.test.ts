@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { dataClient } from './support/data-client.ts';
 import { KNOWN, buildFixture } from './support/reference-fixture.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import type { TestTenant } from '../../scripts/test-support/platform.ts';
+import { assertProblem, call } from '@platform/test-support/http';
+import type { TestTenant } from '@platform/test-support/platform';
 import { BUILTIN_INSPIRATIONS } from '../src/inspiration/builtins.ts';
 import { isin, startFixturePlatform, tenantId, type FixturePlatform } from './xray-fixture.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { REFERENCE_FIELDS } from '../src/domain/reference-fields.ts';
 import { dataClient } from './support/data-client.ts';
 import { KNOWN, TENANT_A, TENANT_B, UNKNOWN_TO_PROVIDER, buildFixture } from './support/reference-fixture.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createLogger, newUlid } from '@platform/shared';
-import { testNatsUrl } from '../../scripts/test-support/database.ts';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { testNatsUrl } from '@platform/test-support/database';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { loadDataConfig } from '../src/config.ts';
 import { startDataService, type RunningService } from '../src/service.ts';
 import { dataClient } from './support/data-client.ts';

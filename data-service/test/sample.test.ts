@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
+import { testWorkDir } from '@platform/test-support/database';
 import { isinProblem } from '../src/domain/isin.ts';
 import { COUNTRIES } from '../src/sample/catalogue.ts';
 import { BUSINESS_DAYS_PER_YEAR, generateSample, lastWeekday, sampleMix } from '../src/sample/generate.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 
 // POST /performance/future/ under load from several tenants, with one worker thread: each tenant's
 // runs wait in its own bounded queue, the thread takes the tenants in turn, a full queue is a 429,

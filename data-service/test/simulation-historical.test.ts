@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
-import { assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { testWorkDir } from '@platform/test-support/database';
+import { assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { parseDay } from '../src/simulation/dates.ts';
 import { estimateFromHistory, MIN_CLOSES } from '../src/simulation/history.ts';
 import { logParameters } from '../src/simulation/model.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { futurePerformanceAnswer } from '../src/simulation/answer.ts';
 import { simulate } from '../src/simulation/engine.ts';
 import { planSimulation, type FuturePerformanceRequest } from '../src/simulation/request.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
+import { testWorkDir } from '@platform/test-support/database';
 import { openDuckStore } from '../src/store/duckdb.ts';
 import { buildReferenceFile, newestReferenceFile } from '../src/store/reference-files.ts';
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createLogger, newUlid } from '@platform/shared';
-import { freePort } from '../../scripts/lib/ports.ts';
-import { testNatsUrl, testWorkDir } from '../../scripts/test-support/database.ts';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import { startOwnPostgres, type OwnPostgres } from '../../scripts/test-support/own-postgres.ts';
-import { createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
+import { freePort } from '@platform/test-support/ports';
+import { testNatsUrl, testWorkDir } from '@platform/test-support/database';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startOwnPostgres, type OwnPostgres } from '@platform/test-support/own-postgres';
+import { createApiKey, createTenant } from '@platform/test-support/tenants';
 import { loadDataConfig } from '../src/config.ts';
 import { startDataService, type RunningService } from '../src/service.ts';
 

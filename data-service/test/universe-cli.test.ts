@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { testWorkDir } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { dataClient } from './support/data-client.ts';
 import { KNOWN, buildFixture } from './support/reference-fixture.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
+import { testWorkDir } from '@platform/test-support/database';
 import { openDuckStore, type DuckStore } from '../src/store/duckdb.ts';
 import { encodeXrayAnswer, starsOf, type StarsTable } from '../src/xray/answer.ts';
 import { FACTOR_NAMES, FACTORS, type XrayFactor } from '../src/xray/factors.ts';

@@ -4,8 +4,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { newUlid } from '@platform/shared';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { testWorkDir } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { buildReferenceFile } from '../src/store/reference-files.ts';
 import { seedTenantUniverses, type TenantUniverse } from './support/tenant-data.ts';
 

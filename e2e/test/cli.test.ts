@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { dataClient, managementClient } from '../src/clients.ts';
 
 describe('platform team CLI', function () {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { tableFromIPC } from 'apache-arrow';
 import type { components } from '@platform/shared/generated/data';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { dataClient } from '../src/clients.ts';
 import { contractShapes, type ClientResult, type ContractShapes } from '../src/contract-shapes.ts';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { managementClient } from '../src/clients.ts';
 
 describe('client middleware journey: user, portfolio, versions (generated client)', function () {

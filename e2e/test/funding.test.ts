@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connectNats, subjects, type NatsConnection } from '@platform/shared';
-import { testNatsUrl } from '../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { testNatsUrl } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { managementClient } from '../src/clients.ts';
 
 type Client = ReturnType<typeof managementClient>;

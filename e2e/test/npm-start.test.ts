@@ -3,10 +3,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, portAnswers, waitFor } from '../../scripts/lib/ports.ts';
-import { passwordAccepted, postgresSystemUser, startEmbeddedPostgres } from '../../scripts/lib/postgres.ts';
-import { exitOf, type Exit } from '../../scripts/lib/processes.ts';
-import { childrenOf, processesOf } from '../../scripts/test-support/processes.ts';
+import { freePort, portAnswers, waitFor } from '@platform/test-support/ports';
+import { passwordAccepted, postgresSystemUser, startEmbeddedPostgres } from '@platform/test-support/postgres';
+import { exitOf, type Exit } from '@platform/test-support/processes';
+import { childrenOf, processesOf } from '@platform/test-support/process-list';
 import { dataClient, managementClient } from '../src/clients.ts';
 
 type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };

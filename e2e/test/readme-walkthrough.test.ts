@@ -3,10 +3,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureInstalled } from '../../scripts/lib/os-packages.ts';
-import { freePort } from '../../scripts/lib/ports.ts';
-import { exitOf } from '../../scripts/lib/processes.ts';
-import { processesOf } from '../../scripts/test-support/processes.ts';
+import { ensureInstalled } from '@platform/test-support/os-packages';
+import { freePort } from '@platform/test-support/ports';
+import { exitOf } from '@platform/test-support/processes';
+import { processesOf } from '@platform/test-support/process-list';
 
 const SECTION = '## A walk through with curl';
 

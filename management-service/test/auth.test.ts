@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { SignJWT, createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, importPKCS8, jwtVerify } from 'jose';
 import { revokeAccessKey } from '../src/store/credentials.ts';
-import { call, assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { call, assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 
 describe('management authentication', () => {
   let platform: TestPlatform;

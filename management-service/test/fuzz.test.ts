@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { loadContract } from '@platform/shared';
-import { build, machineApi, type Api } from '../../scripts/test-support/fixtures.ts';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
 import {
   answerProblem,
   errorCodes,
@@ -11,8 +11,8 @@ import {
   queryExpression,
   requestsFor,
   type KnownIds,
-} from '../../scripts/test-support/fuzz.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+} from '@platform/test-support/fuzz';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 const contract = await loadContract('management');
 const codes = errorCodes(contract);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { build, machineApi, type Api } from '../../scripts/test-support/fixtures.ts';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../scripts/test-support/platform.ts';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 
 type Answer = Awaited<ReturnType<typeof call>>;
 const locs = (res: Answer) => res.body.errors.map((e: { loc: (string | number)[] }) => e.loc);

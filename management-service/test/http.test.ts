@@ -4,9 +4,9 @@ import { createTokenSigner } from '../src/auth/tokens.ts';
 import { createBearerAuthenticator } from '../src/auth/authenticate.ts';
 import { createManagementApp } from '../src/http/app.ts';
 import { createDb } from '../src/store/db.ts';
-import { call, assertProblem } from '../../scripts/test-support/http.ts';
-import { startTestPlatform, testSigningKey, type TestPlatform } from '../../scripts/test-support/platform.ts';
-import { testNatsUrl } from '../../scripts/test-support/database.ts';
+import { call, assertProblem } from '@platform/test-support/http';
+import { startTestPlatform, testSigningKey, type TestPlatform } from '@platform/test-support/platform';
+import { testNatsUrl } from '@platform/test-support/database';
 
 describe('management HTTP behaviour', () => {
   let platform: TestPlatform;

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { migrationFolders, newUlid } from '@platform/shared';
-import { testWorkDir } from '../../scripts/test-support/database.ts';
+import { testWorkDir } from '@platform/test-support/database';
 import { migrateLatest, migrationFiles } from '../src/store/migrate.ts';
 
 const owner = (path: string) => basename(join(path, '..', '..'));

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { loadContract } from '@platform/shared';
-import { call } from '../../scripts/test-support/http.ts';
-import { machineApi } from '../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../scripts/test-support/platform.ts';
+import { call } from '@platform/test-support/http';
+import { machineApi } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 const METHODS = ['get', 'post', 'patch', 'delete'] as const;
 /** A well-formed id of no entity: the type letter of the parameter's pattern and a fixed ULID. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, waitFor } from '../../scripts/lib/ports.ts';
-import { createTestDatabase, testNatsUrl, type TestDatabase } from '../../scripts/test-support/database.ts';
-import { testSigningKey } from '../../scripts/test-support/platform.ts';
+import { freePort, waitFor } from '@platform/test-support/ports';
+import { createTestDatabase, testNatsUrl, type TestDatabase } from '@platform/test-support/database';
+import { testSigningKey } from '@platform/test-support/platform';
 import { createAccessKey, createTenant } from '../src/admin/provisioning.ts';
 
 type Exit = { code: number | null; stdout: string; stderr: string };

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createLogger } from '@platform/shared';
-import { freePort } from '../../scripts/lib/ports.ts';
-import { testNatsUrl } from '../../scripts/test-support/database.ts';
-import { build } from '../../scripts/test-support/fixtures.ts';
-import { assertProblem, call } from '../../scripts/test-support/http.ts';
-import { startOwnPostgres, type OwnPostgres } from '../../scripts/test-support/own-postgres.ts';
-import { testSigningKey } from '../../scripts/test-support/platform.ts';
+import { freePort } from '@platform/test-support/ports';
+import { testNatsUrl } from '@platform/test-support/database';
+import { build } from '@platform/test-support/fixtures';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startOwnPostgres, type OwnPostgres } from '@platform/test-support/own-postgres';
+import { testSigningKey } from '@platform/test-support/platform';
 import { createAccessKey, createTenant } from '../src/admin/provisioning.ts';
 import { loadManagementConfig } from '../src/config.ts';
 import { startManagementService, type RunningService } from '../src/service.ts';

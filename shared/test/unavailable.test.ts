@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import knex from 'knex';
 import pg from 'pg';
-import { freePort } from '../../scripts/lib/ports.ts';
-import { createTestDatabase, type TestDatabase } from '../../scripts/test-support/database.ts';
+import { freePort } from '@platform/test-support/ports';
+import { createTestDatabase, type TestDatabase } from '@platform/test-support/database';
 import { isUnavailable, unavailableProblem } from '../src/unavailable.ts';
 
 /** The error a promise rejects with (the test fails when it resolves). */

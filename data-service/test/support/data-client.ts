@@ -1,5 +1,5 @@
-import { call } from '../../../scripts/test-support/http.ts';
-import type { TestTenant } from '../../../scripts/test-support/platform.ts';
+import { call } from '@platform/test-support/http';
+import type { TestTenant } from '@platform/test-support/platform';
 
 /** Calls of the data interface as one tenant: JSON answers through `call`, Arrow answers as bytes. */
 export function dataClient(dataUrl: string, tenant: TestTenant) {

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { testWorkDir } from '../../../scripts/test-support/database.ts';
+import { testWorkDir } from '@platform/test-support/database';
 import { buildReferenceFile } from '../../src/store/reference-files.ts';
 import type { TenantUniverse } from './tenant-data.ts';
 

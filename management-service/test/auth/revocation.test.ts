@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { createAccessKey } from '../../src/admin/provisioning.ts';
 import { revokeAccessKey } from '../../src/store/credentials.ts';
-import { waitFor } from '../../../scripts/lib/ports.ts';
-import { build, machineApi, userApi, withToken } from '../../../scripts/test-support/fixtures.ts';
-import { assertProblem, call } from '../../../scripts/test-support/http.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../../scripts/test-support/platform.ts';
+import { waitFor } from '@platform/test-support/ports';
+import { build, machineApi, userApi, withToken } from '@platform/test-support/fixtures';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 
 // The bound under test is the configured one; the margin covers a slow machine, nothing is timed.
 const BOUND_MS = 1_000;

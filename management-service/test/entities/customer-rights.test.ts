@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { loadContract } from '@platform/shared';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, userApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 /**
  * Every field of every entity type's PATCH × {machine client, owner, another customer}: allowed or

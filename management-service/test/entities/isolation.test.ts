@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, userApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform, type TestTenant } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { inTenant } from '../../src/store/tenant-scope.ts';
 
 describe('tenant isolation and permissions', () => {

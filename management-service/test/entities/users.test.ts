@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 const account = { bank_account_number: 'DE89370400440532013000', bank_account_number_type: 'IBAN' };
 let seq = 0;

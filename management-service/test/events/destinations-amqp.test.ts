@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import amqp from 'amqplib';
-import { startRabbitMQ, type RabbitMQ } from '../../../scripts/lib/rabbitmq.ts';
-import { freePortRun, waitFor } from '../../../scripts/lib/ports.ts';
-import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
-import { testWorkDir } from '../../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { startRabbitMQ, type RabbitMQ } from '@platform/test-support/rabbitmq';
+import { freePortRun, waitFor } from '@platform/test-support/ports';
+import { build, machineApi } from '@platform/test-support/fixtures';
+import { testWorkDir } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { setDestination } from '../../src/store/destinations.ts';
 
 /** The tenant's own queue, bound to the exchange the platform publishes to; returns the ids read. */

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { startMosquitto, type Mosquitto } from '../../../scripts/lib/mosquitto.ts';
-import { freePort, waitFor } from '../../../scripts/lib/ports.ts';
-import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
-import { testWorkDir } from '../../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { startMosquitto, type Mosquitto } from '@platform/test-support/mosquitto';
+import { freePort, waitFor } from '@platform/test-support/ports';
+import { build, machineApi } from '@platform/test-support/fixtures';
+import { testWorkDir } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { setDestination } from '../../src/store/destinations.ts';
 
 type Received = { topic: string; id: string; subject: string; dataId: string };

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { connectNats, jetstreamManager, streams, subjects } from '@platform/shared';
-import { startNatsServer, type NatsServer } from '../../../scripts/lib/nats-server.ts';
-import { freePort } from '../../../scripts/lib/ports.ts';
-import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
-import { testWorkDir } from '../../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
+import { freePort } from '@platform/test-support/ports';
+import { build, machineApi } from '@platform/test-support/fixtures';
+import { testWorkDir } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 describe('outbound events when NATS is down', function () {
   this.timeout(120_000);

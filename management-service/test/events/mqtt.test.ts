@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
-import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { build, machineApi } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 describe('tenant events over MQTT (the NATS server MQTT listener)', function () {
   this.timeout(60_000);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { connectNats, jetstreamManager, streams, subjects, type NatsConnection } from '@platform/shared';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { testNatsUrl } from '../../../scripts/test-support/database.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { testNatsUrl } from '@platform/test-support/database';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { inTenant } from '../../src/store/tenant-scope.ts';
 import { insertEvents, prunePublished } from '../../src/store/outbox.ts';
 import { envelope } from '../../src/domain/events.ts';

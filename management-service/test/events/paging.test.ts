@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { newUlid } from '@platform/shared';
-import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 type Page = { results: { id: string }[]; next_cursor: string };
 

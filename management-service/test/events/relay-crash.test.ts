@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connectNats, jetstreamManager, streams, subjects } from '@platform/shared';
-import { freePort, waitFor } from '../../../scripts/lib/ports.ts';
-import { createTestDatabase, testNatsUrl, type TestDatabase } from '../../../scripts/test-support/database.ts';
-import { testSigningKey } from '../../../scripts/test-support/platform.ts';
+import { freePort, waitFor } from '@platform/test-support/ports';
+import { createTestDatabase, testNatsUrl, type TestDatabase } from '@platform/test-support/database';
+import { testSigningKey } from '@platform/test-support/platform';
 import { createTenant } from '../../src/admin/provisioning.ts';
 import { envelope } from '../../src/domain/events.ts';
 import { insertEvents } from '../../src/store/outbox.ts';

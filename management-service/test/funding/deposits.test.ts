@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, userApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
 import type { Broker, CashMove } from '../../src/broker/broker.ts';
 import { createLogger } from '@platform/shared';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { freePort, waitFor } from '../../../scripts/lib/ports.ts';
-import { testNatsUrl } from '../../../scripts/test-support/database.ts';
-import { assertProblem, call } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '../../../scripts/test-support/platform.ts';
+import { freePort, waitFor } from '@platform/test-support/ports';
+import { testNatsUrl } from '@platform/test-support/database';
+import { assertProblem, call } from '@platform/test-support/http';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { deleteExpiredKeys } from '@platform/shared';
 import { knexSql } from '../../src/store/db.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { waitFor } from '../../../scripts/lib/ports.ts';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { waitFor } from '@platform/test-support/ports';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 type Envelope = { id: string; subject: string; action: string; data: Record<string, unknown> };
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, userApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { compileQuery } from '../../src/query/compile.ts';
 import { parseQuery } from '../../src/query/parser.ts';
 import { inTenant } from '../../src/store/tenant-scope.ts';

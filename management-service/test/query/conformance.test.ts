@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { assertProblem } from '../../../scripts/test-support/http.ts';
-import { build, machineApi, type Api } from '../../../scripts/test-support/fixtures.ts';
-import { startTestPlatform, type TestPlatform } from '../../../scripts/test-support/platform.ts';
+import { assertProblem } from '@platform/test-support/http';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 /**
  * The query language of docs/adr/0011-query-language.md against a fixed set of portfolios: every accepted expression

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { newUlid } from '@platform/shared';
 import { migrateLatest } from '../../management-service/src/store/migrate.ts';
-import { freePort } from '../lib/ports.ts';
-import { startEmbeddedPostgres } from '../lib/postgres.ts';
+import { freePort } from './ports.ts';
+import { startEmbeddedPostgres } from './postgres.ts';
 import { testWorkDir } from './database.ts';
 
 export type OwnPostgres = { url: string; port: number; db: Knex; stop: () => Promise<void> };
