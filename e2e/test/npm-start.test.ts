@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startSupervisor, type RunningSupervisor } from '@platform/test-support/supervisor';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,28 +13,12 @@ import { dataClient, managementClient } from '../src/clients.ts';
 type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
 
 /** Runs `npm start`'s script with its own data folder and ports; resolves once it prints ready. */
-function start(dataDir: string, ports: Record<string, number>): Promise<{ child: ChildProcess; output: () => string }> {
+function start(dataDir: string, ports: Record<string, number>): Promise<RunningSupervisor> {
   const env: NodeJS.ProcessEnv = { ...process.env, PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   for (const [name, port] of Object.entries(ports)) env[name] = String(port);
   delete env.DATABASE_URL;
   delete env.NATS_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 120_000);
-    child.stdout!.on('data', () => {
-      if (output.includes('[start] ready')) {
-        clearTimeout(timer);
-        resolve({ child, output: () => output });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited (${code}):\n${output}`));
-    });
-  });
+  return startSupervisor(env);
 }
 
 /** How the supervisor ended, failing with its output when it still runs after `ms`. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { startSupervisor } from '@platform/test-support/supervisor';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,27 +20,6 @@ function walkthrough(readme: string): string {
   const blocks = [...section.matchAll(/^```(?:bash|sh)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
   assert.ok(blocks.length > 0, 'the walk-through has a bash block');
   return blocks.join('\n');
-}
-
-/** Runs `npm start`'s script with its own data folder and ports; resolves once it prints ready. */
-function start(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 120_000);
-    child.stdout!.on('data', () => {
-      if (output.includes('[start] ready')) {
-        clearTimeout(timer);
-        resolve({ child, output: () => output });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited (${code}):\n${output}`));
-    });
-  });
 }
 
 /** bash with `set -euo pipefail` running `script` in the repository folder, as a user pastes it. */
@@ -67,7 +47,7 @@ describe('README walk-through with curl', function () {
     for (const name of ['MANAGEMENT_PORT', 'DATA_PORT', 'PG_PORT', 'NATS_PORT', 'MQTT_PORT']) env[name] = String(await freePort());
     // What a user's shell would not have: the test harness's servers, URLs the walk-through honours.
     for (const name of ['DATABASE_URL', 'NATS_URL', 'MANAGEMENT_URL', 'DATA_URL']) delete env[name];
-    platform = await start(env);
+    platform = await startSupervisor(env);
   });
   after(async () => {
     if (platform && platform.child.exitCode === null) {
