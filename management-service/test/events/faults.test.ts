@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { connectNats, jetstreamManager, streams, subjects } from '@platform/shared';
 import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
-import { freePort } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/test-support/ports';
 import { build, machineApi } from '@platform/test-support/fixtures';
 import { testWorkDir } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
@@ -44,8 +44,18 @@ describe('outbound events when NATS is down', function () {
         if (count < 100) await new Promise((r) => setTimeout(r, 250));
       }
       assert.equal(count, 100, 'all 100 creation events reached the stream, none twice (Nats-Msg-Id de-duplicates)');
-      const unpublished = await platform.database.db('outbox').where({ tenant_id: tenant.tenantId }).whereNull('published_at').count('* as n');
-      assert.equal(Number(unpublished[0]!.n), 0);
+      // The relay marks a batch published in the transaction that claimed it, which commits after
+      // the stream acknowledged the batch: wait for that commit.
+      const unpublished = async () =>
+        Number((await platform.database.db('outbox').where({ tenant_id: tenant.tenantId }).whereNull('published_at').count('* as n'))[0]!.n);
+      await waitFor(
+        'the relay to mark the events published',
+        async () => {
+          if ((await unpublished()) > 0) throw new Error('not yet');
+        },
+        30_000,
+      );
+      assert.equal(await unpublished(), 0);
     } finally {
       await nc.close();
     }
