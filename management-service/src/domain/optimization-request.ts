@@ -8,7 +8,16 @@ const settings = (doc: Doc) => ((doc.config as Doc).manager_settings ?? {}) as D
 
 /** A new optimization (docs/adr/0009-funding-modes.md) as stored while the optimizer computes. */
 export function pendingOptimization(portfolioId: string): Doc {
-  return { portfolio_id: portfolioId, is_recommended: false, status: 'PENDING', owner_choice: null, orders: {}, status_detail: null };
+  return {
+    portfolio_id: portfolioId,
+    is_recommended: false,
+    status: 'PENDING',
+    owner_choice: null,
+    orders: {},
+    status_detail: null,
+    execution_status: null,
+    execution_detail: null,
+  };
 }
 
 /**

@@ -1115,7 +1115,7 @@ export interface paths {
         head?: never;
         /**
          * Set the owner choice
-         * @description Advisory mandates: the owner ACCEPTs (the optimization is executed), REJECTs or asks to REOPTIMIZE (a new optimization is requested; this one becomes IGNORED). Emits `optimizations.owner-choice-update`. 409 `state_conflict` when the optimization is not SUCCESS, already has a choice, is superseded, or the portfolio is discretionary.
+         * @description Advisory mandates: the owner ACCEPTs (the optimization is executed), REJECTs or asks to REOPTIMIZE (a new optimization is requested; this one keeps the choice REOPTIMIZE). An optimization that a newer one supersedes before the owner chose becomes IGNORED. Emits `optimizations.owner-choice-update`. 409 `state_conflict` when the optimization is not SUCCESS, already has a choice, is superseded, or the portfolio is discretionary.
          */
         patch: operations["updateOptimizationOwnerChoice"];
         trace?: never;
@@ -3155,7 +3155,9 @@ export interface components {
          *           "expected_transaction_cost": 0.06
          *         }
          *       },
-         *       "status_detail": null
+         *       "status_detail": null,
+         *       "execution_status": null,
+         *       "execution_detail": null
          *     }
          */
         Optimization: components["schemas"]["EntityMetadata"] & {
@@ -3171,6 +3173,13 @@ export interface components {
             orders: components["schemas"]["Orders"];
             /** @description Explanation for FAILURE, INFEASIBLE or NOT_OPTIMIZED; null otherwise. */
             status_detail: string | null;
+            /**
+             * @description Execution of the orders by the service's broker (PAPER_MONEY portfolios, and REAL_MONEY ones whose tenant lets the service integrate the broker): PENDING once the orders are handed to the broker, EXECUTED when they are booked (ORDER transactions, holdings and cash updated), REFUSED when the broker refused them. null while nothing was handed to the broker (also for portfolios whose orders the Client Middleware places).
+             * @enum {string|null}
+             */
+            execution_status: "PENDING" | "EXECUTED" | "REFUSED" | null;
+            /** @description The broker's reason for REFUSED; null otherwise. */
+            execution_detail: string | null;
         };
         /**
          * @description Page of optimizations of one portfolio, newest first by default.
@@ -3207,7 +3216,9 @@ export interface components {
          *               "expected_transaction_cost": 0.06
          *             }
          *           },
-         *           "status_detail": null
+         *           "status_detail": null,
+         *           "execution_status": null,
+         *           "execution_detail": null
          *         }
          *       ]
          *     }
@@ -3227,7 +3238,7 @@ export interface components {
             external_id?: string | null;
         };
         /**
-         * @description Owner choice on an advisory optimization. ACCEPT executes it, REJECT discards it, REOPTIMIZE requests a new one (this one becomes IGNORED).
+         * @description Owner choice on an advisory optimization. ACCEPT executes it, REJECT discards it, REOPTIMIZE requests a new one (this one keeps the choice REOPTIMIZE).
          * @example {
          *       "owner_choice": "ACCEPT"
          *     }
