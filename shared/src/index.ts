@@ -12,3 +12,4 @@ export * from './http/server.ts';
 export * from './idempotency.ts';
 export * from './migrations.ts';
 export * from './revocation-cache.ts';
+export * from './messages.ts';
