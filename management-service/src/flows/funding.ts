@@ -8,7 +8,7 @@ import { DuplicateValue, EntityNotFound } from '../domain/errors.ts';
 import { cashNotification } from '../domain/events.ts';
 import { checkCashEvent, checkDepositTarget, depositPatch, isRobo, withdrawalPatch } from '../domain/funding.ts';
 import type { Doc } from '../domain/merge.ts';
-import { insertInstruction, type BrokerInstruction } from '../store/broker-instructions.ts';
+import { insertInstruction, type CashInstruction } from '../store/broker-instructions.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
@@ -122,7 +122,7 @@ export type BrokerOutcome = { status: 'SETTLED' } | { status: 'REJECTED'; reason
 export async function settleDeposit(
   trx: Knex.Transaction,
   tenant: TenantSettings,
-  instruction: BrokerInstruction,
+  instruction: CashInstruction,
   outcome: BrokerOutcome,
   now: string,
 ): Promise<void> {

@@ -21,6 +21,7 @@ export async function startBrokerSettlement(options: SettlementOptions): Promise
     inTenant(db, tenantId, async (trx, tenant) => {
       const instruction = await lockInstruction(trx, tenantId, id);
       if (!instruction) return;
+      if (instruction.kind !== 'DEPOSIT') throw new Error(`no settlement for ${instruction.kind} instructions in this version`);
       const result = await broker.moveCash({
         id: instruction.id,
         tenantId,

@@ -1,19 +1,22 @@
 import type { Knex } from 'knex';
+import type { OrderLine } from '../domain/execution.ts';
 
-/** A cash move handed to the broker (SERVICE integration), as stored with its PENDING transaction. */
-export type BrokerInstruction = {
-  id: string;
-  tenant_id: string;
-  kind: 'DEPOSIT';
-  portfolio_id: string;
-  transaction_id: string;
-  amount: string;
-  currency: string;
-  attempts: number;
-};
+type Common = { id: string; tenant_id: string; portfolio_id: string; currency: string; attempts: number };
 
-export async function insertInstruction(trx: Knex.Transaction, instruction: Omit<BrokerInstruction, 'attempts'>, now: string): Promise<void> {
-  await trx('broker_instructions').insert({ ...instruction, created_at: now, not_before: now });
+/** A cash move (deposit or withdrawal) with its PENDING CASH transaction. */
+export type CashInstruction = Common & { kind: 'DEPOSIT' | 'WITHDRAWAL'; transaction_id: string; amount: string };
+
+/** An optimization's orders; its fills become one ORDER transaction per ISIN. */
+export type OrdersInstruction = Common & { kind: 'ORDERS'; optimization_id: string; orders: OrderLine[] };
+
+/** A broker instruction of the SERVICE integration (or of a PAPER_MONEY portfolio), as stored (docs/adr/0022-execution-and-withdrawals.md). */
+export type BrokerInstruction = CashInstruction | OrdersInstruction;
+
+export type NewInstruction = Omit<CashInstruction, 'attempts'> | Omit<OrdersInstruction, 'attempts'>;
+
+export async function insertInstruction(trx: Knex.Transaction, instruction: NewInstruction, now: string): Promise<void> {
+  const row = instruction.kind === 'ORDERS' ? { ...instruction, orders: JSON.stringify(instruction.orders) } : instruction;
+  await trx('broker_instructions').insert({ ...row, created_at: now, not_before: now });
   await trx.raw(`select pg_notify('broker', '')`);
 }
 
@@ -22,15 +25,43 @@ export async function dueInstructions(db: Knex, limit: number): Promise<{ id: st
   return db('broker_instructions').select('id', 'tenant_id').whereNull('settled_at').where('not_before', '<=', db.fn.now()).orderBy('not_before').limit(limit);
 }
 
+type Row = Common & {
+  kind: BrokerInstruction['kind'];
+  transaction_id: string | null;
+  amount: string | null;
+  optimization_id: string | null;
+  orders: OrderLine[] | null;
+};
+
+const toInstruction = (row: Row): BrokerInstruction => {
+  const common = { id: row.id, tenant_id: row.tenant_id, portfolio_id: row.portfolio_id, currency: row.currency, attempts: row.attempts };
+  return row.kind === 'ORDERS'
+    ? { ...common, kind: 'ORDERS', optimization_id: row.optimization_id!, orders: row.orders! }
+    : { ...common, kind: row.kind, transaction_id: row.transaction_id!, amount: row.amount! };
+};
+
 /** Locks an unsettled instruction for the caller's transaction; undefined when settled or taken by another worker. */
 export async function lockInstruction(trx: Knex.Transaction, tenantId: string, id: string): Promise<BrokerInstruction | undefined> {
-  return trx('broker_instructions')
-    .select('id', 'tenant_id', 'kind', 'portfolio_id', 'transaction_id', trx.raw('amount::text as amount'), 'currency', 'attempts')
+  const row = (await trx('broker_instructions')
+    .select('id', 'tenant_id', 'kind', 'portfolio_id', 'transaction_id', trx.raw('amount::text as amount'), 'currency', 'attempts', 'optimization_id', 'orders')
     .where({ tenant_id: tenantId, id })
     .whereNull('settled_at')
     .forUpdate()
     .skipLocked()
-    .first();
+    .first()) as Row | undefined;
+  return row && toInstruction(row);
+}
+
+/** Whether an execution of this optimization was ever queued. */
+export async function hasExecution(trx: Knex.Transaction, tenantId: string, optimizationId: string): Promise<boolean> {
+  const row = await trx('broker_instructions').select('id').where({ tenant_id: tenantId, optimization_id: optimizationId, kind: 'ORDERS' }).first();
+  return row !== undefined;
+}
+
+/** The kinds of the portfolio's instructions not settled yet. */
+export async function openKinds(trx: Knex.Transaction, tenantId: string, portfolioId: string): Promise<Set<BrokerInstruction['kind']>> {
+  const rows = await trx('broker_instructions').distinct('kind').where({ tenant_id: tenantId, portfolio_id: portfolioId }).whereNull('settled_at');
+  return new Set(rows.map((r: { kind: BrokerInstruction['kind'] }) => r.kind));
 }
 
 export async function markSettled(trx: Knex.Transaction, tenantId: string, id: string, error: string | null): Promise<void> {

@@ -1,0 +1,69 @@
+import { fromNumber, parseDecimal, sum, toText, type Money } from '@platform/shared';
+import { cashKey, cashOf } from './funding.ts';
+import type { Doc, Json } from './merge.ts';
+
+/**
+ * Execution of an optimization's orders by the service (docs/adr/0022-execution-and-withdrawals.md): the rules, pure.
+ * Shares, prices and costs travel as exact decimal text; holdings stay JSON numbers, summed exactly.
+ */
+
+/** One order as handed to the broker and as booked; `shares` negative for a sell, `cost` the expected transaction cost. */
+export type OrderLine = { isin: string; shares: string; price: string; cost: string };
+
+/** What the broker executed for one ISIN: `shares` signed like the order's, at `price`. */
+export type Fill = { isin: string; shares: string; price: string; reference: string };
+
+type Integration = 'CLIENT' | 'SERVICE';
+
+/**
+ * Whether the service places this portfolio's orders: always for PAPER_MONEY (on the built-in simulated broker),
+ * for REAL_MONEY only when the tenant lets the service integrate the broker. Otherwise the Client Middleware does.
+ */
+export const serviceExecutes = (brokerIntegration: Integration, portfolio: Doc): boolean =>
+  portfolio.money_type === 'PAPER_MONEY' || brokerIntegration === 'SERVICE';
+
+/** Which broker executes: the built-in simulated one for PAPER_MONEY, the configured one otherwise. */
+export const brokerFor = (portfolio: Doc): 'PAPER' | 'CONFIGURED' => (portfolio.money_type === 'PAPER_MONEY' ? 'PAPER' : 'CONFIGURED');
+
+const decimal = (value: Json | undefined): string => toText(fromNumber(typeof value === 'number' ? value : 0));
+
+/** The optimization's orders (ISIN → {shares, expected_share_price, expected_transaction_cost}) as lines, by ISIN, without zero orders. */
+export function orderLines(orders: Doc): OrderLine[] {
+  return Object.entries(orders)
+    .map(([isin, order]) => {
+      const o = (order ?? {}) as Doc;
+      return { isin, shares: decimal(o.shares), price: decimal(o.expected_share_price), cost: decimal(o.expected_transaction_cost) };
+    })
+    .filter((line) => !parseDecimal(line.shares).isZero())
+    .sort((a, b) => (a.isin < b.isin ? -1 : a.isin > b.isin ? 1 : 0));
+}
+
+/** The cash an execution moves: −Σ shares × price − Σ costs of the filled ISINs (a sell's shares are negative, so it adds). */
+export function cashDelta(lines: OrderLine[], fills: Fill[]): Money {
+  const cost = new Map(lines.map((l) => [l.isin, parseDecimal(l.cost)]));
+  const traded = sum(fills.map((f) => parseDecimal(f.shares).times(parseDecimal(f.price))));
+  const costs = sum(fills.map((f) => cost.get(f.isin) ?? parseDecimal('0')));
+  return traded.plus(costs).negated();
+}
+
+/**
+ * The holdings after the fills: each ISIN's quantity moved by its filled shares, the cash of `currency` by
+ * cashDelta. A position that reaches exactly 0 is removed (holdings list what is held); the cash key stays, at 0 too.
+ */
+export function holdingsAfterFills(doc: Doc, currency: string, lines: OrderLine[], fills: Fill[]): Doc {
+  const holdings: Doc = { ...((doc.portfolio ?? {}) as Doc) };
+  for (const fill of fills) {
+    const before = holdings[fill.isin];
+    const quantity = fromNumber(typeof before === 'number' ? before : 0).plus(parseDecimal(fill.shares));
+    if (quantity.isZero()) delete holdings[fill.isin];
+    else holdings[fill.isin] = quantity.toNumber();
+  }
+  holdings[cashKey(currency)] = cashOf(doc, currency).plus(cashDelta(lines, fills)).toNumber();
+  return holdings;
+}
+
+/** The fields an optimization's next version stores about its execution. */
+export const executionFields = (status: 'PENDING' | 'EXECUTED' | 'REFUSED', detail: string | null = null): Doc => ({
+  execution_status: status,
+  execution_detail: detail,
+});
