@@ -1,5 +1,8 @@
+import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { newUlid } from '@platform/shared';
+import { startNatsServer, type NatsServer } from './nats-server.ts';
+import { freePort } from './ports.ts';
 
 export type TestDatabase = { url: string; db: Knex; drop: () => Promise<void> };
 
@@ -31,3 +34,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 
 export const testNatsUrl = () => env('NATS_URL');
 export const testWorkDir = () => env('TEST_WORK_DIR');
+
+/**
+ * A nats-server of the caller's own (JetStream, loopback, state under the run's work folder), for
+ * tests whose services must not share the platform's internal subjects with other tests' services
+ * (the optimizer's durable consumers would otherwise take each other's requests and results).
+ */
+export async function startOwnNats(): Promise<NatsServer> {
+  const dir = join(testWorkDir(), `nats-${newUlid().toLowerCase()}`);
+  return startNatsServer({ port: await freePort(), dir, name: `test-${newUlid().toLowerCase()}`, log: () => undefined });
+}

@@ -6,7 +6,7 @@ import { startManagementService } from '../../management-service/src/service.ts'
 import { createAccessKey, createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
 import { loadDataConfig } from '../../data-service/src/config.ts';
 import { startDataService, type DataService } from '../../data-service/src/service.ts';
-import { createTestDatabase, testNatsUrl, testWorkDir, type TestDatabase } from './database.ts';
+import { createTestDatabase, startOwnNats, testNatsUrl, testWorkDir, type TestDatabase } from './database.ts';
 
 export type TestTenant = { tenantId: string; accessKeyId: string; secret: string; apiKey: string };
 
@@ -14,6 +14,8 @@ export type TestPlatform = {
   database: TestDatabase;
   managementUrl: string;
   dataUrl: string;
+  /** The NATS server both services use. */
+  natsUrl: string;
   /** The data service running in this process (its simulation counts). */
   dataService: DataService;
   /** Creates a tenant with one access key and one API key. */
@@ -28,14 +30,16 @@ export async function testSigningKey(): Promise<string> {
 
 /**
  * Both services in this process on free ports, against a fresh database cloned from the template
- * and the run's NATS server: the real stack, as `npm start` runs it.
+ * and the run's NATS server (or, with `ownNats`, a NATS server of its own): the real stack, as
+ * `npm start` runs it.
  */
-export async function startTestPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
+export async function startTestPlatform(env: Record<string, string> = {}, options: { ownNats?: boolean } = {}): Promise<TestPlatform> {
   const resources = new Resources();
   return resources.build(async () => {
     const database = resources.add(await createTestDatabase(), (d) => d.drop());
+    const natsUrl = options.ownNats ? resources.add(await startOwnNats(), (n) => n.stop()).url : testNatsUrl();
     const logger = createLogger('test', process.env.LOG_LEVEL ?? 'error');
-    const common = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, NATS_URL: testNatsUrl(), LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' };
+    const common = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, NATS_URL: natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' };
     const management = resources.add(
       await startManagementService(loadManagementConfig({ ...common, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }), logger),
       (m) => m.stop(),
@@ -53,6 +57,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       database,
       managementUrl: management.url,
       dataUrl: data.url,
+      natsUrl,
       dataService: data,
       tenant: async (id = `t-${newUlid().toLowerCase()}`, options = {}) => {
         await createTenant(database.db, { id, brokerIntegration: options.brokerIntegration });
