@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { testWorkDir } from '@platform/test-support/database';
 import { isinProblem } from '../src/domain/isin.ts';
-import { COUNTRIES } from '../src/sample/catalogue.ts';
+import { ANALYST_UPSIDE, COUNTRIES, DEMO_CURRENCY, ETF_PRODUCTS } from '../src/sample/catalogue.ts';
 import { BUSINESS_DAYS_PER_YEAR, generateSample, lastWeekday, sampleMix } from '../src/sample/generate.ts';
 import { applySchema } from '../src/store/schema.ts';
 import { buildReferenceFile } from '../src/store/reference-files.ts';
@@ -76,6 +76,35 @@ describe('sample universe', function () {
     assert.deepEqual(new Set(stocks.map((s) => s.size_label)), new Set(['LARGE', 'MID', 'SMALL']));
     const targets = stocks.filter((s) => s.analyst_target_price !== null).length;
     assert.ok(targets > 0.6 * stocks.length && targets < stocks.length, `${targets} target prices`);
+  });
+
+  it('gives covered stocks analyst targets from 30 % below to 50 % above their price, a quarter of them below; none for bonds and ETFs', async () => {
+    const all = await rows(`select instrument_type, price::double as price, analyst_target_price::double as target from instruments`);
+    assert.deepEqual(
+      all.filter((r) => r.target !== null && r.instrument_type !== 'STOCK'),
+      [],
+    );
+    const upsides = all.filter((r) => r.target !== null).map((r) => ({ upside: Number(r.target) / Number(r.price) - 1, price: Number(r.price) }));
+    for (const { upside, price } of upsides) {
+      // Targets are rounded to cents.
+      const slack = 0.005 / price + 1e-9;
+      assert.ok(upside >= ANALYST_UPSIDE.min - slack && upside <= ANALYST_UPSIDE.max + slack, `upside ${upside} at price ${price}`);
+    }
+    const below = upsides.filter((u) => u.upside < 0).length;
+    const above = upsides.filter((u) => u.upside > 0).length;
+    assert.ok(below > 0.1 * upsides.length && below < 0.4 * upsides.length, `${below} of ${upsides.length} targets below the price`);
+    assert.ok(above > 0.5 * upsides.length, `${above} of ${upsides.length} targets above the price`);
+    const mean = upsides.reduce((a, u) => a + u.upside, 0) / upsides.length;
+    assert.ok(mean > 0.05 && mean < 0.15, `mean upside ${mean}`);
+  });
+
+  it("lists an ETF of every product that has a euro domicile in EUR, the demo portfolios' currency", async () => {
+    const priced = await rows(`select distinct regexp_extract(name, '^Sample (.*) ETF', 1) as label from instruments
+      where instrument_type = 'ETF' and currency = '${DEMO_CURRENCY}' and price > 0`);
+    const euroDomiciles = new Set(COUNTRIES.filter((c) => c.currency === DEMO_CURRENCY).map((c) => c.code));
+    const expected = ETF_PRODUCTS.filter((p) => p.domiciles.some((d) => euroDomiciles.has(d))).map((p) => p.label);
+    assert.ok(expected.length >= 15, `${expected.length} products with a euro domicile`);
+    assert.deepEqual(priced.map((r) => r.label).sort(), [...expected].sort());
   });
 
   it('has one close per weekday, and an instrument price that is its last close', async () => {

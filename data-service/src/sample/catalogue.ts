@@ -374,6 +374,20 @@ export const ETF_PRODUCTS: EtfProduct[] = [
   }),
 ];
 
+/**
+ * Analysts' target prices of the covered stocks as upside over the last price, from −30 % to +50 %:
+ * +10 % on average and below the price for about a quarter of them, as consensus targets lean
+ * optimistic. ETFs and bonds have none, as vendors publish targets for stocks only.
+ */
+export const ANALYST_UPSIDE = { min: -0.3, max: 0.5 } as const;
+
+/**
+ * The currency of the demo tenant's portfolios. The first ETF of each product is listed from a
+ * domicile of this currency when the product has one, so even a small sample holds ETFs of every
+ * asset class that such portfolios can buy (robo-advice needs prices in the portfolio's currency).
+ */
+export const DEMO_CURRENCY = 'EUR';
+
 /** Market caps (USD) at and above which a stock is LARGE, MID. */
 export const SIZE_BOUNDS = { large: 10e9, mid: 2e9 };
 

@@ -1,7 +1,7 @@
 // The generated sample universe (instruments, prices, factors) that a fresh start or a test loads.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isinCheckDigit } from '../domain/isin.ts';
-import { COUNTRIES, ETF_PRODUCTS, REGIONS, SECTORS, SIZE_BOUNDS, sqlValues } from './catalogue.ts';
+import { ANALYST_UPSIDE, COUNTRIES, DEMO_CURRENCY, ETF_PRODUCTS, REGIONS, SECTORS, SIZE_BOUNDS, sqlValues } from './catalogue.ts';
 
 export type SampleOptions = {
   instruments: number;
@@ -102,7 +102,7 @@ export async function generateSample(conn: DuckDBConnection, options: SampleOpti
   await run(`insert into instruments
     select s.isin, s.name, s.ticker, s.asset_class, s.asset_subclass, s.instrument_type, s.currency, s.country, s.region, s.sector,
       s.exchange, s.market_cap, s.size_label, l.price, l.price_date, s.dividend_yield, s.ter,
-      case when s.target_noise is null then null else round(l.price * greatest(0.3, 1 + s.target_noise), 2) end
+      case when s.target_upside is null then null else round(l.price * (1 + s.target_upside), 2) end
     from sample_instruments s
     join (select isin, arg_max(close, date) as price, max(date) as price_date from prices group by isin) l using (isin)
     order by s.isin`);
@@ -194,6 +194,7 @@ async function createCatalogue(conn: DuckDBConnection): Promise<void> {
   );
   const productRows = ETF_PRODUCTS.map((p, k) => [
     k,
+    p.domiciles.find((d) => COUNTRIES.find((c) => c.code === d)?.currency === DEMO_CURRENCY) ?? null,
     p.assetClass,
     p.subclass,
     p.label,
@@ -214,7 +215,7 @@ async function createCatalogue(conn: DuckDBConnection): Promise<void> {
     p.ter[1],
   ]);
   await conn.run(
-    `create temp table sample_products as select * from ${sqlValues('p', ['product', 'asset_class', 'asset_subclass', 'label', 'region', 'kr', 'domiciles', 'ks', 'lm', 'lr', 'ls', 'lrate', 'lcred', 'lcom', 'lid', 'drift', 'dividend', 'ter_lo', 'ter_hi'], productRows)}`,
+    `create temp table sample_products as select * from ${sqlValues('p', ['product', 'demo_domicile', 'asset_class', 'asset_subclass', 'label', 'region', 'kr', 'domiciles', 'ks', 'lm', 'lr', 'ls', 'lrate', 'lcred', 'lcom', 'lid', 'drift', 'dividend', 'ter_lo', 'ter_hi'], productRows)}`,
   );
 }
 
@@ -225,7 +226,7 @@ async function createCatalogue(conn: DuckDBConnection): Promise<void> {
 const INSTRUMENTS_TABLE = `create temp table sample_instruments (
   i bigint, kind varchar, isin varchar, name varchar, ticker varchar, asset_class varchar, asset_subclass varchar, instrument_type varchar,
   currency varchar, country varchar, region varchar, sector varchar, exchange varchar, market_cap double, mcap_usd double,
-  size_label varchar, dividend_yield double, ter double, target_noise double,
+  size_label varchar, dividend_yield double, ter double, target_upside double,
   ks integer, kr integer, lm double, ls double, lr double, lrate double, lcred double, lcom double, lid double, drift double, ln_p0 double, first_t bigint,
   look_through boolean, value_tilt double, quality double, earnings_yield double, growth_base double, roe double)`;
 
@@ -259,7 +260,7 @@ function stocksSql(count: number, width: number, days: number): string {
       case when uni('divpay', i, 0) < case size_label when 'SMALL' then 0.35 else 0.12 end then 0
         else round(dividend * exp(0.35 * nrm('div', i, 0) - 0.06), 4) end as dividend_yield,
       null::double as ter,
-      case when uni('cover', i, 0) < case size_label when 'SMALL' then 0.3 else 0.05 end then null else 0.08 + 0.15 * nrm('target', i, 0) end as target_noise,
+      case when uni('cover', i, 0) < case size_label when 'SMALL' then 0.3 else 0.05 end then null else ${targetUpsideSql()} end as target_upside,
       ks, kr, lm_i as lm, 0.07 as ls, lr_i as lr, 0.0 as lrate, 0.0 as lcred, 0.0 as lcom,
       sqrt(greatest(vol ^ 2 - lm_i ^ 2 - 0.07 ^ 2 - lr_i ^ 2, 0.06 ^ 2)) as lid,
       0.02 + 0.05 * beta_i + 0.03 * nrm('drift', i, 0) as drift,
@@ -267,6 +268,12 @@ function stocksSql(count: number, width: number, days: number): string {
       case when uni('listed', i, 0) < 0.05 then 1 + floor(uni('listed-day', i, 0) * ${Math.floor(days * 0.8)})::bigint else 1 end as first_t,
       false as look_through, nrm('style', i, 0) as value_tilt, nrm('quality', i, 0) as quality, earnings_yield, growth as growth_base, roe
     from vols`;
+}
+
+/** A covered stock's target upside: the mean of three uniforms spread over ANALYST_UPSIDE (bounded, peaked at +10 %). */
+function targetUpsideSql(): string {
+  const { min, max } = ANALYST_UPSIDE;
+  return `${min} + ${max - min} * (uni('target', i, 1) + uni('target', i, 2) + uni('target', i, 3)) / 3`;
 }
 
 function bondsSql(offset: number, count: number, width: number, endDate: string): string {
@@ -283,7 +290,7 @@ function bondsSql(offset: number, count: number, width: number, endDate: string)
         || printf('%.2f', coupon) || '% ' || (${endYear} + years_left)::varchar as name,
       null as ticker, 'FIXED_INCOME' as asset_class, case when gov then 'GOVERNMENT_BOND' else 'CORPORATE_BOND' end as asset_subclass,
       'BOND' as instrument_type, c.currency, c.code as country, c.region, null as sector, c.exchanges[1] as exchange,
-      null as market_cap, null as mcap_usd, null as size_label, null as dividend_yield, null as ter, null as target_noise,
+      null as market_cap, null as mcap_usd, null as size_label, null as dividend_yield, null as ter, null as target_upside,
       0 as ks, 0 as kr, case when gov then 0.0 else 0.01 end as lm, 0.0 as ls, 0.0 as lr, 0.02 + 0.0025 * years_left as lrate,
       case when gov then 0.0 else 0.025 end as lcred, 0.0 as lcom, 0.01 as lid, 0.03 as drift, ln(100 * exp(0.05 * nrm('p0', i, 0))) as ln_p0, 1 as first_t
     from drawn d join issuers c on c.k = floor(d.h * c.m)`;
@@ -294,7 +301,8 @@ function etfsSql(offset: number, count: number, width: number): string {
     with drawn as (
       select ${offset} + j as i, j, (j - 1) % ${ETF_PRODUCTS.length} as product from range(1, ${count + 1}) r(j)
     ), placed as (
-      select d.*, p.*, pick('domicile', d.i, p.domiciles) as domicile from drawn d join sample_products p using (product)
+      select d.*, p.*, coalesce(case when j <= ${ETF_PRODUCTS.length} then demo_domicile end, pick('domicile', d.i, p.domiciles)) as domicile
+      from drawn d join sample_products p using (product)
     )
     select i, 'ETF' as kind, isin_stem(domicile, i) as isin,
       'Sample ' || label || ' ETF ' || lpad(j::varchar, ${width}, '0') || case when dividend > 0 then ' (Dist)' else ' (Acc)' end as name,
@@ -302,7 +310,7 @@ function etfsSql(offset: number, count: number, width: number): string {
       asset_class, asset_subclass, 'ETF' as instrument_type, c.currency, domicile as country, placed.region,
       null as sector, pick('exchange', i, c.exchanges) as exchange, null as market_cap, null as mcap_usd, null as size_label,
       round(dividend * exp(0.1 * nrm('div', i, 0)), 4) as dividend_yield, round(ter_lo + (ter_hi - ter_lo) * uni('ter', i, 0), 4) as ter,
-      null as target_noise, ks, placed.kr, lm, ls, lr, lrate, lcred, lcom, lid, drift,
+      null as target_upside, ks, placed.kr, lm, ls, lr, lrate, lcred, lcom, lid, drift,
       case when asset_class = 'CASH' then ln(100) else ln(50) + 0.6 * nrm('p0', i, 0) end as ln_p0, 1 as first_t,
       asset_class in ('EQUITY', 'REAL_ESTATE') as look_through
     from placed join sample_countries c on c.code = domicile`;
