@@ -35,6 +35,12 @@ function parseSigningKey(raw: string): string {
   return `${pem}\n`;
 }
 
+/** A share between 0 and 1 written as a plain decimal (`0`, `0.25`, `1`). */
+function rate(raw: string): number {
+  if (!/^(0|1|0?\.\d+|1\.0+)$/.test(raw)) throw new Error(`"${raw}" is not a share between 0 and 1 (e.g. 0.25)`);
+  return Number(raw);
+}
+
 /** Every setting of the management service, read once at start (see the README's table). */
 export const managementSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
@@ -78,9 +84,21 @@ export const managementSettings = {
   },
   BROKER_SETTLEMENT: { description: 'execute broker instructions (SERVICE integration) in this process', default: true, parse: parsers.boolean },
   BROKER_SIMULATED_LATENCY_MS: {
-    description: 'time the built-in simulated broker takes to execute a cash move',
+    description: 'time the built-in simulated broker takes to execute a cash move or orders',
     default: 500,
     parse: parsers.integer(0, 600_000),
+  },
+  BROKER_SIMULATED_REFUSE_RATE: {
+    description:
+      'share (0–1) of instructions the built-in simulated broker refuses: a refused deposit or withdrawal is cancelled, refused orders leave the optimization REFUSED',
+    default: 0,
+    parse: rate,
+  },
+  BROKER_SIMULATED_FAILURE_RATE: {
+    description:
+      'share (0–1) of calls to the built-in simulated broker that fail transiently (before or after executing); the settlement job retries them, booking each once',
+    default: 0,
+    parse: rate,
   },
   MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },

@@ -48,8 +48,13 @@ export async function startManagementService(config: ManagementConfig, logger: L
     }
     if (config.EVENT_FORWARDERS) resources.add(await startForwarders({ db, nats, logger }), (f) => f.stop());
     if (config.BROKER_SETTLEMENT) {
-      const broker = simulatedBroker(config.BROKER_SIMULATED_LATENCY_MS);
-      resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, logger }), (s) => s.stop());
+      // No real broker adapter is built in: the simulated broker serves SERVICE tenants and, always, PAPER_MONEY portfolios.
+      const broker = simulatedBroker({
+        latencyMs: config.BROKER_SIMULATED_LATENCY_MS,
+        refuseRate: config.BROKER_SIMULATED_REFUSE_RATE,
+        failureRate: config.BROKER_SIMULATED_FAILURE_RATE,
+      });
+      resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, paperBroker: broker, logger }), (s) => s.stop());
     }
     resources.add(startKeyExpiry(db, logger), (k) => k.stop());
     resources.add(startRevocationExpiry(db, logger), (r) => r.stop());

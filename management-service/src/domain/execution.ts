@@ -67,3 +67,26 @@ export const executionFields = (status: 'PENDING' | 'EXECUTED' | 'REFUSED', deta
   execution_status: status,
   execution_detail: detail,
 });
+
+/**
+ * The broker's fills checked against the orders: one at most per ordered ISIN, decimal shares with the order's sign and
+ * no more than ordered, a decimal price. Zero fills are dropped. Throws on anything else (a broker error, never booked).
+ */
+export function checkFills(lines: OrderLine[], fills: Fill[]): Fill[] {
+  const ordered = new Map(lines.map((l) => [l.isin, parseDecimal(l.shares)]));
+  const seen = new Set<string>();
+  const out: Fill[] = [];
+  for (const fill of fills) {
+    const wanted = ordered.get(fill.isin);
+    if (!wanted) throw new Error(`the broker filled ${fill.isin}, which was not ordered`);
+    if (seen.has(fill.isin)) throw new Error(`the broker filled ${fill.isin} twice`);
+    seen.add(fill.isin);
+    const shares = parseDecimal(fill.shares);
+    if (parseDecimal(fill.price).isNegative()) throw new Error(`the broker filled ${fill.isin} at the negative price ${fill.price}`);
+    if (shares.isZero()) continue;
+    if (shares.isNegative() !== wanted.isNegative() || shares.abs().gt(wanted.abs()))
+      throw new Error(`the broker filled ${fill.shares} shares of ${fill.isin}; ${toText(wanted)} were ordered`);
+    out.push(fill);
+  }
+  return out;
+}

@@ -54,13 +54,15 @@ export function depositPatch(doc: Doc, amount: Money, minimumFunding: string | u
 }
 
 /**
- * The PATCH an executed withdrawal booked by the service makes: cash lowered (it must cover the
- * amount) and the requested divest_amount lowered by what was paid (a request of everything is done).
+ * The PATCH an executed withdrawal booked by the service makes: cash lowered and the requested divest_amount lowered
+ * by what was paid (a request of everything is done). A withdrawal reported by the Client Middleware must be covered
+ * by the cash (`mustCover`); one the broker has already executed for the service is booked as the broker moved it.
  */
-export function withdrawalPatch(doc: Doc, amount: Money): Doc {
+export function withdrawalPatch(doc: Doc, amount: Money, options: { mustCover?: boolean } = {}): Doc {
   const currency = String(doc.base_currency);
   const cash = cashOf(doc, currency);
-  if (cash.lt(amount)) throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} in cash, less than the ${toText(amount)} withdrawn.`);
+  if ((options.mustCover ?? true) && cash.lt(amount))
+    throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} in cash, less than the ${toText(amount)} withdrawn.`);
   const patch: Doc = { portfolio: holdingsWithCash(doc, currency, amount.negated()) };
   const divest = settings(doc).divest_amount;
   if (isRobo(doc) && typeof divest === 'number' && divest > 0) {
@@ -68,4 +70,61 @@ export function withdrawalPatch(doc: Doc, amount: Money): Doc {
     patch.config = { manager_settings: { divest_amount: rest } };
   }
   return patch;
+}
+
+/** What sets off the service's withdrawal of a robo-advised portfolio's divest_amount. */
+export type WithdrawalTrigger = 'DIVEST_AMOUNT' | 'EXECUTION';
+
+/** Whether the holdings are cash only (no position other than a `$CCY` key). */
+const cashOnly = (doc: Doc) => Object.entries((doc.portfolio ?? {}) as Doc).every(([key, quantity]) => key.startsWith('$') || quantity === 0);
+
+/**
+ * The cash move the service queues to pay out a robo-advised portfolio's divest_amount (docs/adr/0022-execution-and-withdrawals.md),
+ * or undefined. Only with SERVICE integration and REAL_MONEY, with divest_amount pending and no other withdrawal in
+ * flight. When divest_amount is set (DIVEST_AMOUNT) it goes out only if the cash already covers it (everything, 1e100:
+ * the holdings are all cash), else the optimizer frees the cash first; after an execution (EXECUTION) whatever cash
+ * there is pays it: min(divest_amount, cash), all the cash for everything.
+ */
+export function roboWithdrawalAmount(
+  doc: Doc,
+  brokerIntegration: 'CLIENT' | 'SERVICE',
+  trigger: WithdrawalTrigger,
+  inFlight: { withdrawal: boolean; execution: boolean },
+): Money | undefined {
+  if (brokerIntegration !== 'SERVICE' || doc.money_type !== 'REAL_MONEY' || !isRobo(doc) || inFlight.withdrawal) return undefined;
+  // An execution in flight changes the cash; its settlement looks again.
+  if (trigger === 'DIVEST_AMOUNT' && inFlight.execution) return undefined;
+  const divest = settings(doc).divest_amount;
+  if (typeof divest !== 'number' || divest <= 0) return undefined;
+  const cash = cashOf(doc, String(doc.base_currency));
+  if (cash.lte(0)) return undefined;
+  const everything = divest >= DIVEST_EVERYTHING;
+  if (trigger === 'DIVEST_AMOUNT' && !(everything ? cashOnly(doc) : cash.gte(fromNumber(divest)))) return undefined;
+  return everything || cash.lt(fromNumber(divest)) ? cash : fromNumber(divest);
+}
+
+/** A customer's or the machine client's request to withdraw from a USER_MANAGED portfolio (POST /portfolios/{id}/withdrawals/). */
+export function checkWithdrawalRequest(
+  doc: Doc,
+  brokerIntegration: 'CLIENT' | 'SERVICE',
+  amount: string,
+  currency: string,
+  withdrawalInFlight: boolean,
+): Money {
+  if (doc.config === undefined || (doc.config as Doc).manager !== 'USER_MANAGED' || doc.money_type !== 'REAL_MONEY' || brokerIntegration !== 'SERVICE') {
+    throw new StateConflict(
+      'The service pays out withdrawals it is asked for only from USER_MANAGED REAL_MONEY portfolios of tenants with SERVICE broker integration; ' +
+        'a robo-advised portfolio withdraws through divest_amount, and with CLIENT integration the Client Middleware pays out and reports it (POST /events/withdraw/).',
+    );
+  }
+  if (doc.archived === true) throw new StateConflict('The portfolio is archived; it pays out nothing.');
+  if (doc.status !== 'ACTIVE') throw new StateConflict(`The portfolio is ${String(doc.status)}; withdrawals need it ACTIVE.`);
+  if (currency !== doc.base_currency)
+    throw new StateConflict(`A withdrawal is paid in the portfolio's base currency ${String(doc.base_currency)}, not ${currency}.`);
+  if (withdrawalInFlight) throw new StateConflict('A withdrawal of this portfolio is still with the broker; ask again once it is settled.');
+  const money = parseDecimal(amount);
+  if (money.lte(0)) throw new InvalidField(['body', 'amount'], 'must be a positive amount');
+  const cash = cashOf(doc, currency);
+  if (cash.lt(money)) throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} in cash, less than the ${toText(money)} asked for.`);
+  return money;
 }

@@ -16,3 +16,14 @@ export function mustModify(principal: Principal, entity: Access, label: string):
 export function mustBeMachine(principal: Principal, what: string): void {
   if (principal.kind !== 'machine') throw new NotPermitted(`Only the tenant's machine clients may ${what}.`);
 }
+
+/**
+ * Asking the service to pay out cash (POST /portfolios/{portfolio_id}/withdrawals/) is the one write a customer may
+ * start although every other create is the machine client's (docs/adr/0001-customer-rights.md): the machine client
+ * and the portfolio's owner may; a customer who cannot read the portfolio is refused as for the portfolio itself.
+ */
+export function mustRequestWithdrawal(principal: Principal, portfolio: Access & { doc: { owned_by_user_id?: unknown } }): void {
+  if (principal.kind === 'machine') return;
+  if (!canRead(principal, portfolio)) throw new NotPermitted('You may not read this portfolio.');
+  if (portfolio.doc.owned_by_user_id !== principal.subject) throw new NotPermitted("Only the portfolio's owner may ask for a withdrawal from it.");
+}

@@ -6,7 +6,8 @@ import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import { insertRevocation } from '../store/token-revocations.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
-import { requestOptimization } from './optimization.ts';
+import { requestOptimization, requestOptimizationsOfPolicy } from './optimization.ts';
+import { queueRoboWithdrawal } from './withdrawal-queue.ts';
 
 export async function ownerOf(trx: Knex.Transaction, tenantId: string, userId: unknown): Promise<Owner | undefined> {
   const user = typeof userId === 'string' ? await findEntity(trx, { tenantId, type: 'users', id: userId }) : undefined;
@@ -28,6 +29,7 @@ export async function recordEffects(
   after: EntityRow,
   now: string,
   extra?: ExtraEvents,
+  byClient = false,
 ): Promise<void> {
   if (!kind.effects) return;
   const tenantId = after.tenant_id;
@@ -38,7 +40,13 @@ export async function recordEffects(
     requestOptimization: async (reason) => {
       await requestOptimization(trx, after, reason, now);
     },
+    requestOptimizationsOfPolicy: async (reason) => {
+      await requestOptimizationsOfPolicy(trx, tenantId, after.id, reason, now);
+    },
+    payOutDivestAmount: async () => {
+      await queueRoboWithdrawal(trx, tenant, after, 'DIVEST_AMOUNT', now);
+    },
     revokeTokens: (reason) => insertRevocation(trx, { tenant_id: tenantId, subject: after.id, reason }),
   };
-  await kind.effects({ before, after, now, brokerIntegration: tenant.broker_integration, extra }, ports);
+  await kind.effects({ before, after, now, brokerIntegration: tenant.broker_integration, byClient, extra }, ports);
 }

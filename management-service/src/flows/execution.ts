@@ -12,7 +12,8 @@ import type { TenantSettings } from '../store/tenant-scope.ts';
  * Middleware executes (nothing to store).
  *
  * Also undefined when there is nothing to hand over: no orders, or an execution of this optimization already queued
- * (at most one per optimization, docs/adr/0022-execution-and-withdrawals.md). The settlement job books the result. */
+ * (at most one per optimization, docs/adr/0022-execution-and-withdrawals.md). The settlement job books the result
+ * (flows/execution-settlement.ts). It imports only the store, so the optimization flows may call it. */
 export async function queueExecution(
   trx: Knex.Transaction,
   tenant: TenantSettings,

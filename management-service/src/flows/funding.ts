@@ -8,24 +8,25 @@ import { DuplicateValue, EntityNotFound } from '../domain/errors.ts';
 import { cashNotification } from '../domain/events.ts';
 import { checkCashEvent, checkDepositTarget, depositPatch, isRobo, withdrawalPatch } from '../domain/funding.ts';
 import type { Doc } from '../domain/merge.ts';
-import { insertInstruction, type CashInstruction } from '../store/broker-instructions.ts';
+import { insertInstruction, type DepositInstruction } from '../store/broker-instructions.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { insertWithdrawal, type WithdrawalRow } from '../store/withdrawals.ts';
 import { ownerOf, type ExtraEvents } from './entity-effects.ts';
+import type { InstructionHandler } from './instruction-handler.ts';
 import { writeNew, writeNext } from './entity-writes.ts';
 import { requestOptimization } from './optimization.ts';
 
 export type CashEvent = { amount: string; currency: string; portfolio: string; external_id?: string };
 
-async function lockPortfolio(trx: Knex.Transaction, tenantId: string, id: string): Promise<EntityRow> {
+export async function lockPortfolio(trx: Knex.Transaction, tenantId: string, id: string): Promise<EntityRow> {
   const row = await findEntity(trx, { tenantId, type: 'portfolios', id }, { forUpdate: true });
   if (!row || row.deleted) throw new EntityNotFound('portfolio');
   return row;
 }
 
-const writeContext = (principal: Principal, tenant: TenantSettings, portfolio: EntityRow, now: string): WriteContext => ({
+export const writeContext = (principal: Principal, tenant: TenantSettings, portfolio: EntityRow, now: string): WriteContext => ({
   principal,
   now,
   tenant,
@@ -33,7 +34,7 @@ const writeContext = (principal: Principal, tenant: TenantSettings, portfolio: E
 });
 
 /** A CASH transaction of the portfolio; a taken external_id is a 409 that points into the event. */
-async function bookCashTransaction(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, body: Doc): Promise<EntityRow> {
+export async function bookCashTransaction(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, body: Doc): Promise<EntityRow> {
   try {
     return await writeNew(trx, transactions, tenant, wctx, transactions.create({ type: 'CASH', ...body }, wctx));
   } catch (error) {
@@ -122,7 +123,7 @@ export type BrokerOutcome = { status: 'SETTLED' } | { status: 'REJECTED'; reason
 export async function settleDeposit(
   trx: Knex.Transaction,
   tenant: TenantSettings,
-  instruction: CashInstruction,
+  instruction: DepositInstruction,
   outcome: BrokerOutcome,
   now: string,
 ): Promise<void> {
@@ -134,6 +135,64 @@ export async function settleDeposit(
   const status = outcome.status === 'SETTLED' ? 'SETTLED' : 'CANCELLED';
   await writeNext(trx, transactions, tenant, wctx, transaction, transactions.update(transaction.doc, { status }, wctx));
   if (outcome.status === 'SETTLED') await bookSettledDeposit(trx, tenant, wctx, portfolio, instruction.amount, transaction.id);
+}
+
+/** The settlement of a DEPOSIT instruction: the cash move to the subaccount on the configured broker, then settleDeposit. */
+export const settleDepositInstruction: InstructionHandler<DepositInstruction> = async ({ trx, tenant, brokers, now }, instruction) => {
+  const result = await brokers.configured.moveCash({
+    id: instruction.id,
+    tenantId: instruction.tenant_id,
+    portfolioId: instruction.portfolio_id,
+    direction: 'TO_SUBACCOUNT',
+    amount: instruction.amount,
+    currency: instruction.currency,
+  });
+  await settleDeposit(trx, tenant, instruction, result, now);
+  return { outcome: result.status, detail: result.status === 'REJECTED' ? result.reason : null, result };
+};
+
+/**
+ * A withdrawal paid out, booked: with `book`, the portfolio's cash and divest_amount lowered (withdrawalPatch; with
+ * `mustCover` the cash must cover the amount, 409 otherwise); always the withdrawal record and
+ * `notifications.withdrawal-executed`.
+ */
+export async function bookWithdrawal(
+  trx: Knex.Transaction,
+  tenant: TenantSettings,
+  wctx: WriteContext,
+  portfolio: EntityRow,
+  paid: { amount: string; currency: string; external_id: string | null; transaction_id: string | null },
+  options: { mustCover: boolean; book: boolean },
+): Promise<WithdrawalRow> {
+  let current = portfolio;
+  if (options.book) {
+    const doc = portfolios.update(portfolio.doc, withdrawalPatch(portfolio.doc, parseDecimal(paid.amount), { mustCover: options.mustCover }), wctx);
+    current = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc);
+  }
+  const owner = await ownerOf(trx, current.tenant_id, current.doc.owned_by_user_id);
+  const notification = cashNotification(
+    'withdrawal-executed',
+    { portfolio: current, owner: owner!, amount: paid.amount, currency: paid.currency, transaction_id: paid.transaction_id },
+    wctx.now,
+  );
+  const record: WithdrawalRow = {
+    tenant_id: current.tenant_id,
+    portfolio_id: current.id,
+    amount: paid.amount,
+    currency: paid.currency,
+    external_id: paid.external_id,
+    transaction_id: paid.transaction_id,
+    notification_event_id: notification.envelope.id,
+    recorded_at: wctx.now,
+  };
+  try {
+    await insertWithdrawal(trx, record);
+  } catch (error) {
+    if (error instanceof DuplicateValue) throw new DuplicateValue('external_id', ['body', 'data', 'external_id']);
+    throw error;
+  }
+  await insertEvents(trx, current.tenant_id, [notification]);
+  return record;
 }
 
 /**
@@ -148,38 +207,17 @@ export async function recordWithdrawal(
   event: CashEvent,
   now: string,
 ): Promise<WithdrawalRow> {
-  let portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
+  const portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
   const amount = checkCashEvent(portfolio.doc, event.amount, event.currency);
+  const wctx = writeContext(principal, tenant, portfolio, now);
+  const book = tenant.broker_integration === 'SERVICE';
   let transactionId: string | null = null;
-  if (tenant.broker_integration === 'SERVICE') {
-    const wctx = writeContext(principal, tenant, portfolio, now);
-    const doc = portfolios.update(portfolio.doc, withdrawalPatch(portfolio.doc, amount), wctx);
+  if (book) {
+    // Checked before the transaction is written, so a refusal writes nothing.
+    withdrawalPatch(portfolio.doc, amount);
     const body = { status: 'SETTLED', quantity: `-${event.amount}`, currency: event.currency, external_id: event.external_id ?? null, datetime: now };
     transactionId = (await bookCashTransaction(trx, tenant, wctx, body)).id;
-    portfolio = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc);
   }
-  const owner = await ownerOf(trx, portfolio.tenant_id, portfolio.doc.owned_by_user_id);
-  const notification = cashNotification(
-    'withdrawal-executed',
-    { portfolio, owner: owner!, amount: event.amount, currency: event.currency, transaction_id: transactionId },
-    now,
-  );
-  const record: WithdrawalRow = {
-    tenant_id: principal.tenantId,
-    portfolio_id: portfolio.id,
-    amount: event.amount,
-    currency: event.currency,
-    external_id: event.external_id ?? null,
-    transaction_id: transactionId,
-    notification_event_id: notification.envelope.id,
-    recorded_at: now,
-  };
-  try {
-    await insertWithdrawal(trx, record);
-  } catch (error) {
-    if (error instanceof DuplicateValue) throw new DuplicateValue('external_id', ['body', 'data', 'external_id']);
-    throw error;
-  }
-  await insertEvents(trx, portfolio.tenant_id, [notification]);
-  return record;
+  const paid = { amount: event.amount, currency: event.currency, external_id: event.external_id ?? null, transaction_id: transactionId };
+  return bookWithdrawal(trx, tenant, wctx, portfolio, paid, { mustCover: true, book });
 }

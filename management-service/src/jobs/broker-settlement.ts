@@ -1,41 +1,48 @@
 import type { Knex } from 'knex';
 import type { Logger } from '@platform/shared';
 import type { Broker } from '../broker/broker.ts';
-import { settleDeposit } from '../flows/funding.ts';
+import { simulatedBroker } from '../broker/simulated.ts';
+import { settleInstruction } from '../flows/settlement.ts';
 import { dueInstructions, lockInstruction, markSettled, postpone } from '../store/broker-instructions.ts';
 import { inTenant } from '../store/tenant-scope.ts';
 import { startNotifiedLoop } from './notified-loop.ts';
 
-export type SettlementOptions = { db: Knex; databaseUrl: string; broker: Broker; logger: Logger; batch?: number; pollMs?: number };
+export type SettlementOptions = {
+  db: Knex;
+  databaseUrl: string;
+  /** The broker of REAL_MONEY portfolios of tenants with SERVICE integration. */
+  broker: Broker;
+  /** The broker of PAPER_MONEY portfolios; default: the built-in simulated broker. */
+  paperBroker?: Broker;
+  logger: Logger;
+  batch?: number;
+  pollMs?: number;
+  /** Delay before a failed instruction is sent again. */
+  retryMs?: number;
+};
 
 /**
- * Executes the broker instructions of SERVICE-integrated tenants and books their results. Each
- * instruction is locked, sent to the broker and settled in one tenant transaction, so replicas never
- * settle one twice; a crash before commit sends it again (the broker executes an id once).
+ * Executes the broker instructions (deposits, withdrawals, orders) and books their results. Each instruction is
+ * locked, sent to the broker and settled in one tenant transaction, by the handler of its kind
+ * (flows/settlement.ts), so replicas never settle one twice; a crash or error before commit sends it again (the
+ * broker executes an id once) and nothing is booked until the commit that also marks it settled.
  */
 export async function startBrokerSettlement(options: SettlementOptions): Promise<{ stop: () => Promise<void> }> {
-  const { db, broker, logger } = options;
+  const { db, logger } = options;
   const batch = options.batch ?? 32;
+  const retryMs = options.retryMs ?? 5_000;
+  const brokers = { configured: options.broker, paper: options.paperBroker ?? simulatedBroker() };
 
   const settle = (tenantId: string, id: string) =>
     inTenant(db, tenantId, async (trx, tenant) => {
       const instruction = await lockInstruction(trx, tenantId, id);
       if (!instruction) return;
-      if (instruction.kind !== 'DEPOSIT') throw new Error(`no settlement for ${instruction.kind} instructions in this version`);
-      const result = await broker.moveCash({
-        id: instruction.id,
-        tenantId,
-        portfolioId: instruction.portfolio_id,
-        direction: 'TO_SUBACCOUNT',
-        amount: instruction.amount,
-        currency: instruction.currency,
-      });
-      await settleDeposit(trx, tenant, instruction, result, new Date().toISOString());
-      await markSettled(trx, tenantId, id, result.status === 'REJECTED' ? result.reason : null);
-      logger.info('broker instruction settled', { tenant: tenantId, instruction: id, transaction: instruction.transaction_id, status: result.status });
+      const settled = await settleInstruction({ trx, tenant, brokers, now: new Date().toISOString(), logger }, instruction);
+      await markSettled(trx, tenantId, id, settled.detail, settled.result);
+      logger.info('broker instruction settled', { tenant: tenantId, instruction: id, kind: instruction.kind, outcome: settled.outcome });
     }).catch(async (error: Error) => {
       logger.warn('broker instruction failed; retrying later', { tenant: tenantId, instruction: id, error: error.message });
-      await postpone(db, id, 5_000, error.message);
+      await postpone(db, id, retryMs, error.message);
     });
 
   return startNotifiedLoop({

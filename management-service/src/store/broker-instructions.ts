@@ -3,16 +3,22 @@ import type { OrderLine } from '../domain/execution.ts';
 
 type Common = { id: string; tenant_id: string; portfolio_id: string; currency: string; attempts: number };
 
-/** A cash move (deposit or withdrawal) with its PENDING CASH transaction. */
-export type CashInstruction = Common & { kind: 'DEPOSIT' | 'WITHDRAWAL'; transaction_id: string; amount: string };
+/** A deposit: cash house account → subaccount, with its PENDING CASH transaction. */
+export type DepositInstruction = Common & { kind: 'DEPOSIT'; transaction_id: string; amount: string };
+
+/**
+ * A withdrawal: cash subaccount → house account. A customer's request has its PENDING CASH transaction; a robo-advised
+ * portfolio's divest_amount freed by the service has none until it settles.
+ */
+export type WithdrawalInstruction = Common & { kind: 'WITHDRAWAL'; transaction_id: string | null; amount: string };
 
 /** An optimization's orders; its fills become one ORDER transaction per ISIN. */
 export type OrdersInstruction = Common & { kind: 'ORDERS'; optimization_id: string; orders: OrderLine[] };
 
-/** A broker instruction of the SERVICE integration (or of a PAPER_MONEY portfolio), as stored (docs/adr/0022-execution-and-withdrawals.md). */
-export type BrokerInstruction = CashInstruction | OrdersInstruction;
+/** A broker instruction (docs/adr/0022-execution-and-withdrawals.md), as stored. */
+export type BrokerInstruction = DepositInstruction | WithdrawalInstruction | OrdersInstruction;
 
-export type NewInstruction = Omit<CashInstruction, 'attempts'> | Omit<OrdersInstruction, 'attempts'>;
+export type NewInstruction = Omit<DepositInstruction, 'attempts'> | Omit<WithdrawalInstruction, 'attempts'> | Omit<OrdersInstruction, 'attempts'>;
 
 export async function insertInstruction(trx: Knex.Transaction, instruction: NewInstruction, now: string): Promise<void> {
   const row = instruction.kind === 'ORDERS' ? { ...instruction, orders: JSON.stringify(instruction.orders) } : instruction;
@@ -35,9 +41,14 @@ type Row = Common & {
 
 const toInstruction = (row: Row): BrokerInstruction => {
   const common = { id: row.id, tenant_id: row.tenant_id, portfolio_id: row.portfolio_id, currency: row.currency, attempts: row.attempts };
-  return row.kind === 'ORDERS'
-    ? { ...common, kind: 'ORDERS', optimization_id: row.optimization_id!, orders: row.orders! }
-    : { ...common, kind: row.kind, transaction_id: row.transaction_id!, amount: row.amount! };
+  switch (row.kind) {
+    case 'ORDERS':
+      return { ...common, kind: row.kind, optimization_id: row.optimization_id!, orders: row.orders! };
+    case 'WITHDRAWAL':
+      return { ...common, kind: row.kind, transaction_id: row.transaction_id, amount: row.amount! };
+    case 'DEPOSIT':
+      return { ...common, kind: row.kind, transaction_id: row.transaction_id!, amount: row.amount! };
+  }
 };
 
 /** Locks an unsettled instruction for the caller's transaction; undefined when settled or taken by another worker. */
@@ -58,14 +69,19 @@ export async function hasExecution(trx: Knex.Transaction, tenantId: string, opti
   return row !== undefined;
 }
 
-/** The kinds of the portfolio's instructions not settled yet. */
-export async function openKinds(trx: Knex.Transaction, tenantId: string, portfolioId: string): Promise<Set<BrokerInstruction['kind']>> {
-  const rows = await trx('broker_instructions').distinct('kind').where({ tenant_id: tenantId, portfolio_id: portfolioId }).whereNull('settled_at');
+/** The kinds of the portfolio's instructions not settled yet (is a withdrawal or an execution in flight?). */
+export async function openKinds(trx: Knex.Transaction, tenantId: string, portfolioId: string, exceptId?: string): Promise<Set<BrokerInstruction['kind']>> {
+  const query = trx('broker_instructions').distinct('kind').where({ tenant_id: tenantId, portfolio_id: portfolioId }).whereNull('settled_at');
+  if (exceptId !== undefined) query.whereNot({ id: exceptId });
+  const rows = await query;
   return new Set(rows.map((r: { kind: BrokerInstruction['kind'] }) => r.kind));
 }
 
-export async function markSettled(trx: Knex.Transaction, tenantId: string, id: string, error: string | null): Promise<void> {
-  await trx('broker_instructions').where({ tenant_id: tenantId, id }).update({ settled_at: trx.fn.now(), last_error: error });
+/** The instruction is done: `detail` says why when nothing was booked, `result` is the broker's answer. */
+export async function markSettled(trx: Knex.Transaction, tenantId: string, id: string, detail: string | null, result: unknown = null): Promise<void> {
+  await trx('broker_instructions')
+    .where({ tenant_id: tenantId, id })
+    .update({ settled_at: trx.fn.now(), last_error: detail, result: result === null ? null : JSON.stringify(result) });
 }
 
 /** A failed attempt: try again after `delayMs`. */

@@ -239,6 +239,7 @@ describe('deposits with the broker integrated by the service', function () {
         moves.push(move);
         return answer === 'SETTLED' ? { status: 'SETTLED', reference: `R-${move.id}` } : { status: 'REJECTED', reason: 'account blocked' };
       },
+      placeOrders: () => Promise.reject(new Error('deposits place no orders')),
     };
     return { broker, moves };
   };

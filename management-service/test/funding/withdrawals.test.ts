@@ -109,7 +109,8 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
 
   it('service integration: books the negative CASH transaction, lowers cash and divest_amount, without cash-available events', async () => {
     const t = await setup('SERVICE', '100.00');
-    await t.api('PATCH', `/portfolios/${t.id}`, { config: { manager_settings: { divest_amount: 25 } } });
+    // More than the cash, so the service does not pay it out itself (docs/adr/0022-execution-and-withdrawals.md).
+    await t.api('PATCH', `/portfolios/${t.id}`, { config: { manager_settings: { divest_amount: 150 } } });
     assert.deepEqual(names(await t.events()), ['portfolios.divest-amount-update']);
     const res = await t.api('POST', '/events/withdraw/', { data: { amount: '25.00', currency: 'EUR', portfolio: t.id, external_id: 'wd-s1' } });
     assert.equal(res.status, 201, res.text);
@@ -118,7 +119,7 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
     const booked = (await t.api('GET', res.headers.get('location')!)).body;
     assert.deepEqual([booked.type, booked.status, booked.quantity, booked.external_id], ['CASH', 'SETTLED', '-25.00', 'wd-s1']);
     const p = await t.get();
-    assert.deepEqual([p.portfolio.$EUR, settings(p).divest_amount], [75, 0]);
+    assert.deepEqual([p.portfolio.$EUR, settings(p).divest_amount], [75, 125]);
     assert.deepEqual(names(await t.events()), ['portfolios.divest-amount-update', 'notifications.withdrawal-executed']);
   });
 

@@ -14,6 +14,11 @@ export type EntityChange = {
   after: ChangedEntity;
   now: string;
   brokerIntegration: 'CLIENT' | 'SERVICE';
+  /**
+   * True when a client's request wrote the entity (its POST, PATCH or DELETE); false when one of the service's flows
+   * did (a deposit, a withdrawal, an execution), which asks for what it causes itself.
+   */
+  byClient: boolean;
   /** A flow's own events, written in one insert with those of the change. */
   extra?: ExtraEvents;
 };
@@ -31,6 +36,13 @@ export type EffectPorts = {
   emit: (events: OutboundEvent[]) => Promise<void>;
   /** Asks the optimizer to optimize the changed portfolio (flows/optimization.ts decides whether it may). */
   requestOptimization: (reason: OptimizationReason) => Promise<void>;
+  /** Asks the optimizer to optimize every robo-advised portfolio that follows the changed policy, each through the gate. */
+  requestOptimizationsOfPolicy: (reason: OptimizationReason) => Promise<void>;
+  /**
+   * Pays out the changed portfolio's divest_amount when the service integrates the broker and the cash already covers
+   * it (flows/withdrawal-queue.ts decides whether it may; docs/adr/0022-execution-and-withdrawals.md).
+   */
+  payOutDivestAmount: () => Promise<void>;
   /** Refuses the access tokens whose subject is the changed entity. */
   revokeTokens: (reason: 'user_deleted') => Promise<void>;
 };

@@ -1,5 +1,5 @@
 import { portfolioEvents } from '../events.ts';
-import type { Doc } from '../merge.ts';
+import { jsonEqual, type Doc } from '../merge.ts';
 import type { EntityEffects } from './effects.ts';
 
 const divestAmount = (doc: Doc) => ((doc.config as Doc).manager_settings as Doc | undefined)?.divest_amount;
@@ -7,11 +7,19 @@ const divestAmount = (doc: Doc) => ((doc.config as Doc).manager_settings as Doc 
 /**
  * A portfolio change causes the outbound events of the interface's catalogue (with a flow's extra
  * ones, in one insert) and, when a withdrawal is requested (divest_amount changed), an optimizer
- * request for a robo-advised portfolio.
+ * request for a robo-advised portfolio and, when the service integrates the broker and the cash covers it, the payout;
+ * a change of the holdings by a client asks for an optimization too. The gate decides whether the portfolio may get one.
  */
-export const portfolioEffects: EntityEffects = async ({ before, after, now, brokerIntegration, extra }, ports) => {
+export const portfolioEffects: EntityEffects = async ({ before, after, now, brokerIntegration, byClient, extra }, ports) => {
   const owner = await ports.ownerOf(after.doc.owned_by_user_id);
   if (owner) await ports.emit([...portfolioEvents(before, after, owner, brokerIntegration, now), ...(extra?.(owner, after) ?? [])]);
   const divest = divestAmount(after.doc);
-  if (before && !after.deleted && divest !== undefined && divest !== divestAmount(before.doc)) await ports.requestOptimization('DIVEST_AMOUNT');
+  if (before && !after.deleted && divest !== undefined && divest !== divestAmount(before.doc)) {
+    await ports.requestOptimization('DIVEST_AMOUNT');
+    await ports.payOutDivestAmount();
+  } else if (before && !after.deleted && byClient && !jsonEqual(before.doc.portfolio, after.doc.portfolio)) {
+    // Holdings changed by a client (docs/adr/0021-optimizations.md); the service's own flows (a deposit, an
+    // execution) ask for what they cause themselves, so an execution's fills never start another optimization.
+    await ports.requestOptimization('HOLDINGS');
+  }
 };

@@ -1,0 +1,74 @@
+import type { Knex } from 'knex';
+import type { BrokerFill } from '../broker/broker.ts';
+import { transactions } from '../domain/entities/catalog.ts';
+import { portfolios } from '../domain/entities/portfolios.ts';
+import { brokerFor, checkFills, executionFields, holdingsAfterFills } from '../domain/execution.ts';
+import type { Doc } from '../domain/merge.ts';
+import type { Principal } from '../domain/principal.ts';
+import type { OrdersInstruction } from '../store/broker-instructions.ts';
+import { findEntity, updateEntity, type EntityRow } from '../store/entities.ts';
+import { writeNew, writeNext } from './entity-writes.ts';
+import { writeContext } from './funding.ts';
+import type { InstructionHandler } from './instruction-handler.ts';
+import { queueRoboWithdrawal } from './withdrawal-queue.ts';
+
+/** The optimization's next version with its execution fields (optimizations are written by flows, not by a kind's rules). */
+async function recordExecution(trx: Knex.Transaction, optimization: EntityRow, fields: Doc, now: string): Promise<void> {
+  await updateEntity(trx, {
+    ...optimization,
+    version: optimization.version + 1,
+    doc: { ...optimization.doc, ...fields },
+    version_at: new Date(now),
+    version_author_id: null,
+  });
+}
+
+/**
+ * The settlement of an ORDERS instruction (docs/adr/0022-execution-and-withdrawals.md): the orders go to the
+ * portfolio's broker (the simulated one for PAPER_MONEY). FILLED: one SETTLED ORDER transaction per filled ISIN,
+ * the holdings and the cash moved by the fills and costs in one new portfolio version, the optimization EXECUTED, and
+ * a robo-advised portfolio's divest_amount paid out of the freed cash. REJECTED: the optimization REFUSED with the
+ * broker's reason, nothing booked.
+ */
+export const settleOrders: InstructionHandler<OrdersInstruction> = async ({ trx, tenant, brokers, now, logger }, instruction) => {
+  const tenantId = instruction.tenant_id;
+  const portfolio = await findEntity(trx, { tenantId, type: 'portfolios', id: instruction.portfolio_id }, { forUpdate: true });
+  const optimization = await findEntity(trx, { tenantId, type: 'optimizations', id: instruction.optimization_id }, { forUpdate: true });
+  if (!portfolio || !optimization || optimization.deleted) return { outcome: 'SKIPPED', detail: 'the portfolio or the optimization is gone', result: null };
+  const broker = brokerFor(portfolio.doc) === 'PAPER' ? brokers.paper : brokers.configured;
+  const result = await broker.placeOrders({
+    id: instruction.id,
+    tenantId,
+    portfolioId: portfolio.id,
+    currency: instruction.currency,
+    orders: instruction.orders.map(({ isin, shares, price }) => ({ isin, shares, price })),
+  });
+  if (result.status === 'REJECTED') {
+    await recordExecution(trx, optimization, executionFields('REFUSED', result.reason), now);
+    logger.warn('broker refused an optimization’s orders; nothing booked', { tenant: tenantId, optimization: optimization.id, reason: result.reason });
+    return { outcome: result.status, detail: result.reason, result };
+  }
+  // A fill that does not answer an order is the broker's error: thrown, nothing is booked and the job asks again.
+  const fills: BrokerFill[] = checkFills(instruction.orders, result.fills);
+  const principal: Principal = { tenantId, kind: 'machine', subject: 'broker' };
+  const wctx = writeContext(principal, tenant, portfolio, now);
+  for (const fill of fills) {
+    const body = {
+      type: 'ORDER',
+      status: 'SETTLED',
+      quantity: fill.shares,
+      unit_price: fill.price,
+      currency: instruction.currency,
+      instrument_id: fill.isin,
+      optimization_id: optimization.id,
+      external_id: null,
+      datetime: now,
+    };
+    await writeNew(trx, transactions, tenant, wctx, transactions.create(body, wctx));
+  }
+  const holdings = holdingsAfterFills(portfolio.doc, instruction.currency, instruction.orders, fills);
+  const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, portfolios.update(portfolio.doc, { portfolio: holdings }, wctx));
+  await recordExecution(trx, optimization, executionFields('EXECUTED'), now);
+  await queueRoboWithdrawal(trx, tenant, next, 'EXECUTION', now, instruction.id);
+  return { outcome: result.status, detail: null, result };
+};
