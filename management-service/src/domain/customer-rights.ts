@@ -23,6 +23,8 @@ export const CUSTOMER_MAY_CHANGE: Readonly<Record<string, readonly string[]>> = 
     // Robo-advised portfolios only: a USER_MANAGED portfolio carries no divest_amount at all.
     'config.manager_settings.divest_amount',
   ],
+  // The owner's choice on an advisory optimization (docs/adr/0021-optimizations.md); every other field is the service's.
+  optimizations: ['owner_choice'],
 };
 
 const isObject = (v: Json | undefined): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);

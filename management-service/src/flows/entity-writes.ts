@@ -23,8 +23,15 @@ const changedReferences = (kind: EntityKind, before: Doc, after: Doc) => {
   return kind.references(after).filter((r) => !old.has(`${r.type}:${r.id}`));
 };
 
-/** Stores `doc` (already through the kind's rules) as version 1 of a new entity, with its events. */
-export async function writeNew(trx: Knex.Transaction, kind: EntityKind, tenant: TenantSettings, wctx: WriteContext, doc: Doc): Promise<EntityRow> {
+/** Stores `doc` (already through the kind's rules) as version 1 of a new entity, with its events; `byClient` when a client's POST asked for it. */
+export async function writeNew(
+  trx: Knex.Transaction,
+  kind: EntityKind,
+  tenant: TenantSettings,
+  wctx: WriteContext,
+  doc: Doc,
+  options: { byClient?: boolean } = {},
+): Promise<EntityRow> {
   const tenantId = wctx.principal.tenantId;
   await checkReferences(trx, tenantId, kind.references(doc));
   const id = newId(kind.letter);
@@ -43,11 +50,14 @@ export async function writeNew(trx: Knex.Transaction, kind: EntityKind, tenant: 
     version_author_id: wctx.principal.subject,
   };
   await insertEntity(trx, entity);
-  await recordEffects(trx, kind, tenant, undefined, entity, wctx.now);
+  await recordEffects(trx, kind, tenant, undefined, entity, wctx.now, undefined, options.byClient);
   return entity;
 }
 
-/** Moves a locked entity to its next version holding `doc` (or deleted), with its events and a flow's `extra` ones. */
+/**
+ * Moves a locked entity to its next version holding `doc` (or deleted), with its events and a flow's `extra` ones;
+ * `byClient` when a client's PATCH or DELETE asked for it (the kind's effects tell it from a flow's change).
+ */
 export async function writeNext(
   trx: Knex.Transaction,
   kind: EntityKind,
@@ -55,7 +65,7 @@ export async function writeNext(
   wctx: WriteContext,
   current: EntityRow,
   doc: Doc,
-  options: { deleted?: boolean; extra?: ExtraEvents } = {},
+  options: { deleted?: boolean; extra?: ExtraEvents; byClient?: boolean } = {},
 ): Promise<EntityRow> {
   const deleted = options.deleted ?? false;
   await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));
@@ -69,6 +79,6 @@ export async function writeNext(
     version_author_id: wctx.principal.subject,
   };
   await updateEntity(trx, next);
-  await recordEffects(trx, kind, tenant, current, next, wctx.now, options.extra);
+  await recordEffects(trx, kind, tenant, current, next, wctx.now, options.extra, options.byClient);
   return next;
 }

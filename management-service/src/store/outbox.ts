@@ -19,14 +19,19 @@ export async function insertEvents(trx: Knex.Transaction, tenantId: string, even
   );
 }
 
+export type InternalMessage = { id: string; natsSubject: string; entityId: string; payload: object; created: string };
+
 /** An internal message (not a tenant event) for the relay to publish on `natsSubject`, with `id` as Nats-Msg-Id. */
-export async function insertMessage(
-  trx: Knex.Transaction,
-  tenantId: string,
-  message: { id: string; natsSubject: string; entityId: string; payload: object; created: string },
-): Promise<void> {
-  await insertRows(trx, [
-    {
+export async function insertMessage(trx: Knex.Transaction, tenantId: string, message: InternalMessage): Promise<void> {
+  await insertMessages(trx, tenantId, [message]);
+}
+
+/** Internal messages in one insert (a batch of optimizer requests). */
+export async function insertMessages(trx: Knex.Transaction, tenantId: string, messages: InternalMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  await insertRows(
+    trx,
+    messages.map((message) => ({
       tenant_id: tenantId,
       event_id: message.id,
       entity_id: message.entityId,
@@ -35,8 +40,8 @@ export async function insertMessage(
       envelope: message.payload,
       created_at: message.created,
       nats_subject: message.natsSubject,
-    },
-  ]);
+    })),
+  );
 }
 
 type OutboxRow = {

@@ -4,6 +4,7 @@ import { jsonEqual, mergePatch, type Doc, type Json } from '../merge.ts';
 import type { EntityKind, Reference, WriteContext } from './kind.ts';
 import { portfolios } from './portfolios.ts';
 import { users } from './users.ts';
+import { policyEffects } from './policy-effects.ts';
 import { suitabilityProfileEffects } from './suitability-profile-effects.ts';
 import { str } from './kind.ts';
 
@@ -130,6 +131,7 @@ export const policies = simpleKind({
       if (band[0]! > band[1]!) throw new InvalidField(['body', 'config', 'asset_class_bands', assetClass], 'has its lower bound above its upper bound');
     }
   },
+  effects: policyEffects,
 });
 
 export const riskProfiles = simpleKind({

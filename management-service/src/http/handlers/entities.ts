@@ -64,7 +64,7 @@ async function create(kind: EntityKind, ctx: Ctx, run: TenantRunner) {
   kind.beforeCreate?.(body, ctx.query);
   const row = await run(async (trx, tenant) => {
     const wctx = await writeContext(trx, tenant, kind, ctx);
-    return writeNew(trx, kind, tenant, wctx, kind.create(body, wctx));
+    return writeNew(trx, kind, tenant, wctx, kind.create(body, wctx), { byClient: true });
   });
   const location = kind.path.replace('{parent}', row.parent_id ?? '') + row.id;
   return { status: 201, headers: { Location: location }, body: presentEntity(row) };
@@ -101,7 +101,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
     const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
     if (what === 'update') mustBeCustomersChange(ctx.principal, kind.type, current.doc, doc);
     if (what === 'update' && jsonEqual(doc, current.doc)) return current;
-    return writeNext(trx, kind, tenant, wctx, current, doc, { deleted: what === 'delete' });
+    return writeNext(trx, kind, tenant, wctx, current, doc, { deleted: what === 'delete', byClient: true });
   });
   return { status: 200, body: presentEntity(row) };
 }
