@@ -739,6 +739,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portfolios/{portfolio_id}/withdrawals/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the portfolio: `P` followed by a ULID (`^P[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example P01HZC48CNR9YNY5M4C8F5S2HT9
+                 */
+                portfolio_id: components["parameters"]["PortfolioId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the service to pay out cash (user-managed, SERVICE broker integration)
+         * @description The portfolio's owner (an end user's token; the one create a customer may make) or the tenant's machine client asks the service to move cash from the portfolio's subaccount to the bank's house account for payout. Only for USER_MANAGED REAL_MONEY portfolios of tenants with SERVICE broker integration (robo-advised portfolios withdraw through `divest_amount`, which the service pays out itself; with CLIENT integration the Client Middleware pays out and reports it with `POST /events/withdraw/`). Writes a PENDING negative CASH transaction and the broker instruction → 202 with that transaction. When the broker settles the move the transaction becomes SETTLED, the cash key `$CCY` is lowered by the exact amount, the withdrawal is recorded and `notifications.withdrawal-executed` is emitted; when it refuses, the transaction becomes CANCELLED and nothing else changes. One withdrawal per portfolio is with the broker at a time. 409 `state_conflict` when the portfolio is not USER_MANAGED REAL_MONEY with SERVICE integration, is archived or not ACTIVE, the currency is not the base currency, the cash does not cover the amount, or a withdrawal is still with the broker; nothing is written then. Another customer's portfolio is a 403, an unknown one a 404.
+         */
+        post: operations["requestWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portfolios/{portfolio_id}/transactions/{transaction_id}": {
         parameters: {
             query?: never;
@@ -3810,6 +3836,19 @@ export interface components {
             };
         };
         /**
+         * @description A request to pay out cash of a user-managed portfolio (`POST /portfolios/{portfolio_id}/withdrawals/`).
+         * @example {
+         *       "amount": "500.00",
+         *       "currency": "EUR"
+         *     }
+         */
+        WithdrawalRequest: {
+            /** @description Amount to pay out: a string holding a positive decimal (e.g. "500.00"); the cash must cover it (409 otherwise). */
+            amount: string;
+            /** @description Currency (ISO 4217); must be the portfolio's base_currency (409 `state_conflict` otherwise). */
+            currency: string;
+        };
+        /**
          * @description Inbound withdrawal-executed event: the payment to the counter account was made (not to be confused with the outbound withdrawal-requested event).
          * @example {
          *       "data": {
@@ -6435,6 +6474,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    requestWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key making the POST safe to retry (1–255 printable ASCII characters, no spaces). Scope: tenant + method + path + key, kept 7 days. A replay with the same body returns the stored status and body with `Idempotency-Replayed: true`; the same key with a different body is a 422 `idempotency_key_reused`; while the first request still runs a 409 `idempotency_in_flight` with `Retry-After`.
+                 * @example b7e2c9a4-5f1d-4e3b-9a8c-2d6f0e1a3b5c
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the portfolio: `P` followed by a ULID (`^P[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example P01HZC48CNR9YNY5M4C8F5S2HT9
+                 */
+                portfolio_id: components["parameters"]["PortfolioId"];
+            };
+            cookie?: never;
+        };
+        /** @description Amount to pay out. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WithdrawalRequest"];
+            };
+        };
+        responses: {
+            /** @description Cash move started: the PENDING negative CASH transaction. */
+            202: {
+                headers: {
+                    /** @description Path of the created (or, for 202, the pending) resource. */
+                    Location: string;
+                    /** @description Present with value `true` when the response is a replay stored for the request's Idempotency-Key. */
+                    "Idempotency-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "T01HZKKXS8MNPGCGKP2YEMBY5BN",
+                     *       "external_id": null,
+                     *       "creation_datetime": "2024-06-10T09:30:00.000Z",
+                     *       "version": 1,
+                     *       "version_datetime": "2024-06-10T09:30:00.000Z",
+                     *       "version_authored_by_user_id": "U01HZ1AGR63S781D0FSA833PT5T",
+                     *       "deleted": false,
+                     *       "readable_by": [
+                     *         "U01HZ1AGR63S781D0FSA833PT5T"
+                     *       ],
+                     *       "modifiable_by": [
+                     *         "U01HZ1AGR63S781D0FSA833PT5T"
+                     *       ],
+                     *       "_embedded": {},
+                     *       "portfolio_id": "P01HZC48CNR9YNY5M4C8F5S2HT9",
+                     *       "type": "CASH",
+                     *       "status": "PENDING",
+                     *       "quantity": "-500.00",
+                     *       "currency": "EUR",
+                     *       "instrument_id": "$EUR",
+                     *       "unit_price": null,
+                     *       "datetime": "2024-06-10T09:30:00.000Z",
+                     *       "optimization_id": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
