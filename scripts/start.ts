@@ -16,6 +16,7 @@ import { postgresSystemUser, startEmbeddedPostgres, type Postgres } from '@platf
 import { describeExit, exitOf, isRunning, stopProcess, type Exit } from '@platform/test-support/processes';
 import { mayRestart, type RestartPolicy } from './lib/restart-policy.ts';
 import { secretFile } from '@platform/test-support/secrets';
+import { ensureDemoPolicies, type DemoAccess } from './lib/demo-policies.ts';
 
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
@@ -29,7 +30,8 @@ const SERVICE_STOP_MS = (/^\d+$/.test(process.env.SHUTDOWN_GRACE_MS ?? '') ? Num
 const FORMER_PG_PASSWORD = 'platform';
 const log = (line: string) => console.log(`[start] ${line}`);
 
-type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
+// `policies`: the ids of the demo tenant's sample policies by risk level (README "Reference data").
+type Credentials = DemoAccess & { policies?: Record<string, string> };
 type Service = { name: string; entry: string; env: Record<string, string>; url: string };
 
 let postgres: Postgres | undefined;
@@ -234,11 +236,14 @@ try {
   ];
   for (const service of services) startService(service);
   for (const service of services) await waitFor(`${service.url}/readyz`, () => readyz(service.url), 60_000);
+  // The sample policies need the reference data, which the data service has once it is ready.
+  const policies = await ensureDemoPolicies({ ...credentials, management_url: services[0]!.url, data_url: services[1]!.url }, log);
+  writeFileSync(`${DATA}/credentials.json`, JSON.stringify({ ...credentials, policies }, null, 2) + '\n', { mode: 0o600 });
   ready = true;
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);
   if (nats?.mqttUrl) log(`tenant events over MQTT:  ${nats.mqttUrl} topic tenants/<tenant>/events`);
-  log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id})`);
+  log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id}; sample policies: ${Object.keys(policies).join(', ') || 'none'})`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {
   if (!stopping) console.error(`[start] ${(error as Error).message}`);

@@ -10,7 +10,16 @@ import { exitOf, type Exit } from '@platform/test-support/processes';
 import { childrenOf, processesOf } from '@platform/test-support/process-list';
 import { dataClient, managementClient } from '../src/clients.ts';
 
-type Credentials = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
+type Credentials = {
+  tenant_id: string;
+  management_url: string;
+  data_url: string;
+  access_key_id: string;
+  secret_access_key: string;
+  api_key: string;
+  policies: Record<string, string>;
+};
+const LEVELS = ['defensive', 'conservative', 'balanced', 'growth', 'aggressive'];
 
 /** Runs `npm start`'s script with its own data folder and ports; resolves once it prints ready. */
 function start(dataDir: string, ports: Record<string, number>): Promise<RunningSupervisor> {
@@ -86,6 +95,50 @@ describe('npm start', function () {
     for (const port of Object.values(ports)) assert.equal(await portAnswers(port), false, `port ${port} still open`);
   };
 
+  /**
+   * The demo tenant's sample policies as a client reads them: every one answers, holds EUR-priced
+   * ETFs of the sample at weights within its bands and cash buffer; the policies of the tenant, by id.
+   */
+  const assertSamplePolicies = async (credentials: Credentials, token: string) => {
+    const management = managementClient(credentials.management_url, token);
+    const data = dataClient(credentials.data_url, credentials.tenant_id, credentials.api_key);
+    const policies = [];
+    for (const level of LEVELS) {
+      const { data: policy, response } = await management.GET('/policies/{policy_id}', { params: { path: { policy_id: credentials.policies[level]! } } });
+      assert.equal(response.status, 200, level);
+      assert.equal(policy!.external_id, `sample-policy-${level}`);
+      assert.equal(policy!.name, `Sample ${level[0]!.toUpperCase()}${level.slice(1)}`);
+      policies.push(policy!);
+    }
+    const isins = [...new Set(policies.flatMap((p) => Object.keys(p.config.model_portfolio)))];
+    const reference = await data.POST('/data/reference/query/', {
+      body: { instrument_ids: isins, fields: ['NAME', 'INSTRUMENT_TYPE', 'ASSET_CLASS', 'CURRENCY', 'PRICE'], fields_extra: [] },
+    });
+    const instruments = (reference.data as { data: Record<string, Record<string, string | number | null>> }).data;
+    for (const policy of policies) {
+      const perClass: Record<string, number> = {};
+      let total = 0;
+      for (const [isin, weight] of Object.entries(policy.config.model_portfolio)) {
+        const instrument = instruments[isin];
+        assert.ok(instrument, `${policy.name}: ${isin} is an instrument of the sample`);
+        assert.match(String(instrument.name), /^Sample .* ETF /);
+        assert.deepEqual([instrument.instrument_type, instrument.currency], ['ETF', 'EUR'], `${policy.name}: ${isin}`);
+        assert.ok(Number(instrument.price) > 0);
+        const bps = Math.round(weight * 10_000);
+        perClass[String(instrument.asset_class)] = (perClass[String(instrument.asset_class)] ?? 0) + bps;
+        total += bps;
+      }
+      assert.equal(total, 10_000 - Math.round(policy.config.cash_buffer * 10_000), `${policy.name}: weights and cash buffer make the whole`);
+      assert.equal(policy.config.fractional_shares, false);
+      for (const [assetClass, bps] of Object.entries(perClass)) {
+        const [lo, hi] = policy.config.asset_class_bands[assetClass]!;
+        assert.ok(lo! * 10_000 <= bps && bps <= hi! * 10_000, `${policy.name}: ${assetClass} ${bps} bps within [${lo}, ${hi}]`);
+      }
+    }
+    const all = await management.GET('/policies/', { params: { query: { limit: 100 } } });
+    return Object.fromEntries(all.data!.results.map((p) => [p.id, (p as { version: number }).version]));
+  };
+
   it('starts on an older data folder, serves both interfaces with the demo credentials, stops everything on Ctrl-C, and reuses its data', async () => {
     // An older `npm start` gave the postgres role a fixed password.
     const former = await startEmbeddedPostgres({
@@ -112,12 +165,15 @@ describe('npm start', function () {
     if (pgUser) assert.equal(statSync(dataDir).gid, pgUser.gid);
 
     const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
-    assert.deepEqual(Object.keys(credentials).sort(), ['access_key_id', 'api_key', 'data_url', 'management_url', 'secret_access_key', 'tenant_id']);
+    assert.deepEqual(Object.keys(credentials).sort(), ['access_key_id', 'api_key', 'data_url', 'management_url', 'policies', 'secret_access_key', 'tenant_id']);
+    assert.deepEqual(Object.keys(credentials.policies), LEVELS);
     const login = await managementClient(credentials.management_url).POST('/auth/login/', {
       body: { access_key_id: credentials.access_key_id, secret_access_key: credentials.secret_access_key },
     });
     assert.equal(login.response.status, 200);
     assert.equal(login.data?.token_type, 'Bearer');
+    const policyVersions = await assertSamplePolicies(credentials, login.data!.access_token);
+    assert.deepEqual(policyVersions, Object.fromEntries(LEVELS.map((level) => [credentials.policies[level], 1])), 'the tenant has the five policies');
     const data = dataClient(credentials.data_url, credentials.tenant_id, credentials.api_key);
     const ready = await data.GET('/readyz');
     assert.equal(ready.response.status, 200);
@@ -131,6 +187,8 @@ describe('npm start', function () {
       body: { access_key_id: again.access_key_id, secret_access_key: again.secret_access_key },
     });
     assert.equal(relogin.response.status, 200, 'and its database');
+    assert.deepEqual(again.policies, credentials.policies, 'and the sample policies');
+    assert.deepEqual(await assertSamplePolicies(again, relogin.data!.access_token), policyVersions, 'neither duplicated nor changed');
     await stop(second.child);
   });
 

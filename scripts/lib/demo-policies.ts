@@ -1,0 +1,80 @@
+// `npm start`'s sample policies for the demo tenant, made through the two interfaces as a client
+// would: the instruments come from the data service's reference data, the policies are created
+// (once, found again by their external_id) by the management service's own request path.
+import { demoPolicies, policyPatch, unpricedIsins, type PolicyInstrument } from '../../data-service/src/sample/demo-policies.ts';
+
+export type DemoAccess = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
+
+type Stored = { id: string; deleted: boolean; config: { model_portfolio?: Record<string, unknown>; asset_class_bands?: Record<string, unknown> } };
+
+const FIELDS = ['INSTRUMENT_TYPE', 'ASSET_CLASS', 'ASSET_SUBCLASS', 'REGION', 'CURRENCY', 'PRICE', 'TER'];
+
+/** The JSON answer of a call that must succeed. */
+async function ok<T>(what: string, url: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  if (!res.ok) throw new Error(`demo policies: ${what} answered ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/**
+ * Creates the demo tenant's sample policies that are missing, and brings one whose model names an
+ * instrument the reference data no longer prices in EUR up to date; the ids by level (a policy
+ * someone deleted stays deleted and is left out). None when the reference data lacks the ETFs.
+ */
+export async function ensureDemoPolicies(access: DemoAccess, log: (line: string) => void): Promise<Record<string, string>> {
+  const { management_url: m, data_url: d } = access;
+  const keys = { 'x-tenant-id': access.tenant_id, 'x-api-key': access.api_key };
+  const query = new URLSearchParams([['universe_name', 'GLOBAL'], ...FIELDS.map((f): [string, string] => ['fields', f])]);
+  const reference = await ok<{ data: Record<string, Omit<PolicyInstrument, 'isin'>> }>('the reference data', `${d}/data/reference/universe/?${query}`, {
+    headers: keys,
+  });
+  const instruments = Object.entries(reference.data).map(([isin, fields]): PolicyInstrument => ({ ...fields, isin }));
+  const { policies, missing } = demoPolicies(instruments);
+  if (missing.length > 0) {
+    log(`no sample policies: the reference data has no ETF of ${missing.join(', ')} priced in EUR`);
+    return {};
+  }
+
+  const json = { 'content-type': 'application/json' };
+  const login = await ok<{ access_token: string }>('the login', `${m}/auth/login/`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ access_key_id: access.access_key_id, secret_access_key: access.secret_access_key }),
+  });
+  const auth = { authorization: `Bearer ${login.access_token}` };
+  const ids: Record<string, string> = {};
+  for (const policy of policies) {
+    const { level, ...body } = policy;
+    // Naming `deleted` finds deleted policies too: their external_id stays taken.
+    const find = encodeURIComponent(`external_id eq '${policy.external_id}' and (deleted eq true or deleted eq false)`);
+    const found = await ok<{ results: Stored[] }>(`the search for ${policy.name}`, `${m}/policies/?query=${find}`, { headers: auth });
+    const stored = found.results[0];
+    if (!stored) {
+      const created = await ok<{ id: string }>(`creating ${policy.name}`, `${m}/policies/`, {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify(body),
+      });
+      ids[level] = created.id;
+      continue;
+    }
+    if (stored.deleted) {
+      log(`sample policy ${policy.name} (${stored.id}) is deleted; it stays so`);
+      continue;
+    }
+    const stale = unpricedIsins(stored.config, instruments);
+    if (stale.length > 0) {
+      await ok(`updating ${policy.name}`, `${m}/policies/${stored.id}`, {
+        method: 'PATCH',
+        headers: { ...auth, ...json },
+        body: JSON.stringify(policyPatch(stored, policy)),
+      });
+      log(
+        `sample policy ${policy.name} (${stored.id}) named instruments the reference data does not price in EUR (${stale.join(', ')}); it holds the current choice now`,
+      );
+    }
+    ids[level] = stored.id;
+  }
+  return ids;
+}
