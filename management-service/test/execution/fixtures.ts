@@ -1,0 +1,164 @@
+import type { Knex } from 'knex';
+import { createLogger, newId, type Logger } from '@platform/shared';
+import type { Broker, CashMove, OrderRequest } from '../../src/broker/broker.ts';
+import { simulatedBroker, type SimulatedBrokerOptions } from '../../src/broker/simulated.ts';
+import type { Doc } from '../../src/domain/merge.ts';
+import { queueExecution } from '../../src/flows/execution.ts';
+import { startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
+import { findEntity, insertEntity, updateEntity, type EntityRow } from '../../src/store/entities.ts';
+import { inTenant } from '../../src/store/tenant-scope.ts';
+
+/** What the tests of execution and withdrawals share: optimizations stored as the optimizer's result would be, brokers that count, the settlement job run until done. */
+
+export const ISIN_A = 'IE00B4L5Y983';
+export const ISIN_B = 'IE00B3F81409';
+export const ISIN_C = 'LU0290358497';
+export const account = { bank_account_type: 'IBAN', bank_account_number: 'DE89370400440532013000' };
+
+type Order = { shares: number; expected_share_price: number; expected_transaction_cost: number };
+export const order = (shares: number, price: number, cost = 0): Order => ({ shares, expected_share_price: price, expected_transaction_cost: cost });
+
+/** A recommended SUCCESS optimization of the portfolio with these orders, as stored. */
+export const successfulOptimization = (portfolioId: string, orders: Record<string, Order>): Doc => ({
+  external_id: null,
+  portfolio_id: portfolioId,
+  is_recommended: true,
+  status: 'SUCCESS',
+  owner_choice: null,
+  orders,
+  status_detail: null,
+  execution_status: null,
+  execution_detail: null,
+});
+
+/** A reproducible source of chance (mulberry32). */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A simulated broker that counts what it is sent and what it answers (a throw is not an answer). */
+export function countingBroker(options: SimulatedBrokerOptions = {}) {
+  const inner = simulatedBroker(options);
+  const sent: string[] = [];
+  const answered: string[] = [];
+  const orders: OrderRequest[] = [];
+  const moves: CashMove[] = [];
+  const broker: Broker = {
+    placeOrders: async (request) => {
+      sent.push(request.id);
+      orders.push(request);
+      const result = await inner.placeOrders(request);
+      answered.push(request.id);
+      return result;
+    },
+    moveCash: async (move) => {
+      sent.push(move.id);
+      moves.push(move);
+      const result = await inner.moveCash(move);
+      answered.push(move.id);
+      return result;
+    },
+  };
+  return { broker, sent, answered, orders, moves };
+}
+
+/** A logger that keeps its warnings (and prints only errors). */
+export function recordingLogger(): { logger: Logger; warnings: { message: string; meta: Record<string, unknown> }[] } {
+  const logger = createLogger('test', 'error');
+  const warnings: { message: string; meta: Record<string, unknown> }[] = [];
+  logger.warn = ((message: string, meta: Record<string, unknown> = {}) => {
+    warnings.push({ message, meta });
+    return logger;
+  }) as Logger['warn'];
+  return { logger, warnings };
+}
+
+/** Stores a SUCCESS optimization of the portfolio through the store, readable like its portfolio. */
+export async function insertOptimization(db: Knex, tenantId: string, portfolioId: string, orders: Record<string, Order>): Promise<string> {
+  const id = newId('O');
+  await inTenant(db, tenantId, async (trx) => {
+    const portfolio = (await findEntity(trx, { tenantId, type: 'portfolios', id: portfolioId }))!;
+    const at = new Date();
+    await insertEntity(trx, {
+      tenant_id: tenantId,
+      id,
+      type: 'optimizations',
+      parent_id: portfolioId,
+      version: 1,
+      doc: successfulOptimization(portfolioId, orders),
+      deleted: false,
+      readable_by: portfolio.readable_by,
+      modifiable_by: portfolio.modifiable_by,
+      created_at: at,
+      version_at: at,
+      version_author_id: null,
+    });
+  });
+  return id;
+}
+
+/**
+ * What the optimization flow does when an optimization becomes executable: queueExecution in the transaction that
+ * holds the portfolio, and the fields it returns stored with the optimization's next version. Returns those fields.
+ */
+export async function executeOptimization(db: Knex, tenantId: string, portfolioId: string, optimizationId: string): Promise<Doc | undefined> {
+  return inTenant(db, tenantId, async (trx, tenant) => {
+    const portfolio = (await findEntity(trx, { tenantId, type: 'portfolios', id: portfolioId }, { forUpdate: true }))!;
+    const optimization = (await findEntity(trx, { tenantId, type: 'optimizations', id: optimizationId }, { forUpdate: true }))!;
+    const fields = await queueExecution(trx, tenant, portfolio, { id: optimization.id, doc: optimization.doc }, new Date().toISOString());
+    if (fields)
+      await updateEntity(trx, { ...optimization, version: optimization.version + 1, doc: { ...optimization.doc, ...fields }, version_at: new Date() });
+    return fields;
+  });
+}
+
+export async function readEntity(db: Knex, tenantId: string, type: string, id: string): Promise<EntityRow> {
+  return inTenant(db, tenantId, async (trx) => (await findEntity(trx, { tenantId, type, id }))!);
+}
+
+/** Broker instructions of the portfolio (all tenants' rows are visible to the owning role). */
+export const instructionsOf = (db: Knex, portfolioId: string) =>
+  db('broker_instructions')
+    .select('id', 'kind', 'transaction_id', db.raw('amount::text as amount'), 'optimization_id', 'settled_at', 'last_error', 'attempts', 'result')
+    .where({ portfolio_id: portfolioId })
+    .orderBy('created_at');
+
+export const openInstructions = async (db: Knex, portfolioIds?: string[]): Promise<number> => {
+  const query = db('broker_instructions').count<{ count: string }[]>('* as count').whereNull('settled_at');
+  if (portfolioIds) query.whereIn('portfolio_id', portfolioIds);
+  return Number((await query)[0]!.count);
+};
+
+/**
+ * Runs the settlement job(s) with these brokers until no instruction of the given portfolios is open (every tenant's
+ * when none are given), then stops them. `jobs` > 1 races several against one another.
+ */
+export async function settleAll(
+  platform: { database: { db: Knex; url: string } },
+  brokers: { broker: Broker; paperBroker?: Broker; logger?: Logger },
+  options: { portfolios?: string[]; jobs?: number; timeoutMs?: number } = {},
+): Promise<void> {
+  const { db, url } = platform.database;
+  const logger = brokers.logger ?? createLogger('test', 'error');
+  const jobs = await Promise.all(
+    Array.from({ length: options.jobs ?? 1 }, () =>
+      startBrokerSettlement({ db, databaseUrl: url, broker: brokers.broker, paperBroker: brokers.paperBroker, logger, pollMs: 20, retryMs: 20 }),
+    ),
+  );
+  try {
+    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+    while ((await openInstructions(db, options.portfolios)) > 0) {
+      if (Date.now() > deadline) throw new Error('broker instructions still open');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  } finally {
+    await Promise.all(jobs.map((j) => j.stop()));
+  }
+}
