@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
-import { newId, toText, type Money } from '@platform/shared';
+import { newId, toText } from '@platform/shared';
 import { roboWithdrawalAmount, type WithdrawalTrigger } from '../domain/funding.ts';
 import { insertInstruction, openKinds } from '../store/broker-instructions.ts';
 import type { EntityRow } from '../store/entities.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 
 /**
- * Queues a WITHDRAWAL cash move (subaccount → house account) of the portfolio; `transactionId` is the customer's
+ * Queues a WITHDRAWAL cash move (subaccount → house account) of the portfolio, `amount` a positive decimal string as
+ * it will be booked and reported; `transactionId` is the customer's
  * PENDING CASH transaction, null when the service pays out a divest_amount (its transaction is written at settlement).
  * The broker instructions' unique index keeps one withdrawal in flight per portfolio.
  */
@@ -26,7 +27,7 @@ export async function queueWithdrawalMove(
       kind: 'WITHDRAWAL',
       portfolio_id: portfolio.id,
       transaction_id: transactionId,
-      amount: toText(amount),
+      amount,
       currency: String(portfolio.doc.base_currency),
     },
     now,
@@ -50,5 +51,5 @@ export async function queueRoboWithdrawal(
   if (portfolio.deleted) return undefined;
   const open = await openKinds(trx, portfolio.tenant_id, portfolio.id, settling);
   const amount = roboWithdrawalAmount(portfolio.doc, tenant.broker_integration, trigger, { withdrawal: open.has('WITHDRAWAL'), execution: open.has('ORDERS') });
-  return amount && queueWithdrawalMove(trx, portfolio, amount, null, now);
+  return amount && queueWithdrawalMove(trx, portfolio, toText(amount), null, now);
 }

@@ -28,11 +28,11 @@ export async function requestWithdrawal(
   const portfolio = await lockPortfolio(trx, principal.tenantId, portfolioId);
   mustRequestWithdrawal(principal, portfolio);
   const open = await openKinds(trx, portfolio.tenant_id, portfolio.id);
-  const amount = checkWithdrawalRequest(portfolio.doc, tenant.broker_integration, request.amount, request.currency, open.has('WITHDRAWAL'));
+  checkWithdrawalRequest(portfolio.doc, tenant.broker_integration, request.amount, request.currency, open.has('WITHDRAWAL'));
   const wctx = writeContext(principal, tenant, portfolio, now);
   const body = { status: 'PENDING', quantity: `-${request.amount}`, currency: request.currency, external_id: null, datetime: now };
   const transaction = await bookCashTransaction(trx, tenant, wctx, body);
-  await queueWithdrawalMove(trx, portfolio, amount, transaction.id, now);
+  await queueWithdrawalMove(trx, portfolio, request.amount, transaction.id, now);
   return transaction;
 }
 
