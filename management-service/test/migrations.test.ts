@@ -60,6 +60,8 @@ describe('database migrations: each package owns its tables, one command applies
         'shared/006_idempotency_keys.sql',
         'data-service/007_data_tenant_data.sql',
         'management-service/008_token_revocation.sql',
+        'management-service/009_optimization_requests.sql',
+        'management-service/010_broker_orders.sql',
       ].filter((f) => names.includes(basename(f))),
     );
     for (const [, path] of files) {
