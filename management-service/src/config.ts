@@ -41,6 +41,12 @@ function rate(raw: string): number {
   return Number(raw);
 }
 
+/** A time of day in UTC, `HH:MM` (the nightly optimization batch). */
+function timeOfDay(raw: string): string {
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(raw)) throw new Error(`"${raw}" is not a UTC time of day HH:MM (e.g. 02:00)`);
+  return raw;
+}
+
 /** Every setting of the management service, read once at start (see the README's table). */
 export const managementSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
@@ -76,6 +82,26 @@ export const managementSettings = {
   OUTBOX_RELAY: { description: 'publish outbound events from the outbox to NATS in this process', default: true, parse: parsers.boolean },
   OUTBOX_RETENTION_DAYS: { description: 'days published events stay in the outbox for GET /events/', default: 7, parse: parsers.integer(1, 3650) },
   EVENT_FORWARDERS: { description: "forward each tenant's events to its configured destination from this process", default: true, parse: parsers.boolean },
+  OPTIMIZER_RESULTS: {
+    description: 'store optimizer results (platform.optimizer.results) from this process; every replica that does shares one durable consumer',
+    default: true,
+    parse: parsers.boolean,
+  },
+  OPTIMIZER_RESULT_TIMEOUT_MS: {
+    description: 'how long an optimizer request waits for its result before it is sent again as a new attempt',
+    default: 60_000,
+    parse: parsers.integer(100, 86_400_000),
+  },
+  OPTIMIZER_MAX_ATTEMPTS: {
+    description: 'unanswered optimizer requests after which the optimization ends as FAILURE (the optimizer did not answer)',
+    default: 3,
+    parse: parsers.integer(1, 100),
+  },
+  OPTIMIZER_NIGHTLY_AT: {
+    description: 'UTC time of day (HH:MM, e.g. 02:00) of the nightly optimization of every ACTIVE robo-advised portfolio; empty: no nightly batch',
+    default: '',
+    parse: timeOfDay,
+  },
   IDEMPOTENCY_RETENTION_DAYS: { description: 'days a POST response is kept for replay under its Idempotency-Key', default: 7, parse: parsers.integer(1, 365) },
   IDEMPOTENCY_WAIT_MS: {
     description: 'how long a request waits for a running one with the same Idempotency-Key before answering 409 idempotency_in_flight',

@@ -4,10 +4,13 @@ import { createTokenSigner } from './auth/tokens.ts';
 import type { ManagementConfig } from './config.ts';
 import { simulatedBroker } from './broker/simulated.ts';
 import { startForwarders } from './events/forwarder.ts';
+import { startOptimizerResults } from './events/optimizer-results.ts';
 import { startRelay } from './events/relay.ts';
 import { createManagementApp } from './http/app.ts';
 import { startBrokerSettlement } from './jobs/broker-settlement.ts';
 import { startKeyExpiry, startRevocationExpiry } from './jobs/expiry.ts';
+import { startOptimizerNightly } from './jobs/optimizer-nightly.ts';
+import { startOptimizerTimeouts } from './jobs/optimizer-timeouts.ts';
 import { createDb } from './store/db.ts';
 import { migrateLatest } from './store/migrate.ts';
 import { readTenantRevocations } from './store/token-revocations.ts';
@@ -56,6 +59,10 @@ export async function startManagementService(config: ManagementConfig, logger: L
       });
       resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, paperBroker: broker, logger }), (s) => s.stop());
     }
+    if (config.OPTIMIZER_RESULTS) resources.add(await startOptimizerResults({ db, nats, logger }), (r) => r.stop());
+    const limits = { timeoutMs: config.OPTIMIZER_RESULT_TIMEOUT_MS, maxAttempts: config.OPTIMIZER_MAX_ATTEMPTS };
+    resources.add(startOptimizerTimeouts({ db, logger, ...limits }), (t) => t.stop());
+    if (config.OPTIMIZER_NIGHTLY_AT !== '') resources.add(startOptimizerNightly({ db, logger, at: config.OPTIMIZER_NIGHTLY_AT }), (n) => n.stop());
     resources.add(startKeyExpiry(db, logger), (k) => k.stop());
     resources.add(startRevocationExpiry(db, logger), (r) => r.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());

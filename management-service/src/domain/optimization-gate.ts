@@ -34,14 +34,15 @@ const isRobo = (portfolio: Doc) => isAdvisory(portfolio) || isDiscretionary(port
 export const awaitsOwnerChoice = (portfolio: Doc, optimization: Doc): boolean =>
   isAdvisory(portfolio) && optimization.status === 'SUCCESS' && optimization.is_recommended === true && (optimization.owner_choice ?? null) === null;
 
-const closed = (refusal: GateRefusal, detail: string): GateDecision => ({ open: false, refusal, detail });
+type Closed = Extract<GateDecision, { open: false }>;
+
+const closed = (refusal: GateRefusal, detail: string): Closed => ({ open: false, refusal, detail });
 
 /**
- * One gate for every trigger: a portfolio may get a new optimization unless it is deleted, not robo-advised, archived,
- * inactive, has no usable policy, is in its cool-down, or has an optimization that is PENDING or waiting for execution.
- * When it may, an advisory SUCCESS still awaiting the owner's choice is superseded by the new one (it becomes IGNORED).
+ * Why the portfolio itself may not be optimized (deleted, not robo-advised, archived, inactive, no usable policy), or
+ * undefined. Also asked when a result or a time-out comes for a PENDING optimization: it ends when this holds.
  */
-export function optimizationGate({ portfolio, policy, optimizations, now }: GateInput): GateDecision {
+export function unoptimizable(portfolio: GateInput['portfolio'], policy: GateInput['policy']): Closed | undefined {
   const doc = portfolio.doc;
   const own = settings(doc);
   if (portfolio.deleted) return closed('DELETED', 'The portfolio is deleted.');
@@ -52,7 +53,18 @@ export function optimizationGate({ portfolio, policy, optimizations, now }: Gate
   if (typeof own.policy_id !== 'string')
     return closed('NO_POLICY', 'The portfolio has no policy (config.manager_settings.policy_id) for the optimizer to follow.');
   if (!policy || policy.deleted) return closed('NO_POLICY', `The portfolio's policy ${own.policy_id} is deleted.`);
-  const cooldown = own.optimization_cooldown_end;
+  return undefined;
+}
+
+/**
+ * One gate for every trigger: a portfolio may get a new optimization unless it is deleted, not robo-advised, archived,
+ * inactive, has no usable policy, is in its cool-down, or has an optimization that is PENDING or waiting for execution.
+ * When it may, an advisory SUCCESS still awaiting the owner's choice is superseded by the new one (it becomes IGNORED).
+ */
+export function optimizationGate({ portfolio, policy, optimizations, now }: GateInput): GateDecision {
+  const unfit = unoptimizable(portfolio, policy);
+  if (unfit) return unfit;
+  const cooldown = settings(portfolio.doc).optimization_cooldown_end;
   if (typeof cooldown === 'string' && Date.parse(cooldown) > Date.parse(now)) {
     return closed('COOLDOWN', `The portfolio is in its cool-down: no optimization before ${cooldown} (config.manager_settings.optimization_cooldown_end).`);
   }
@@ -60,7 +72,7 @@ export function optimizationGate({ portfolio, policy, optimizations, now }: Gate
   if (pending) return closed('PENDING', `Optimization ${pending.id} of this portfolio is still being computed.`);
   const executing = optimizations.find((o) => o.doc.execution_status === 'PENDING');
   if (executing) return closed('AWAITING_EXECUTION', `Optimization ${executing.id} of this portfolio is waiting for execution.`);
-  return { open: true, supersede: optimizations.filter((o) => awaitsOwnerChoice(doc, o.doc)) };
+  return { open: true, supersede: optimizations.filter((o) => awaitsOwnerChoice(portfolio.doc, o.doc)) };
 }
 
 /** What the owner may choose (IGNORED is the service's). */

@@ -11,9 +11,9 @@ import {
   isDiscretionary,
   optimizationGate,
   unansweredDetail,
+  unoptimizable,
   withOwnerChoice,
   withResult,
-  type GateDecision,
   type OwnerChoice,
   type ResultFields,
 } from '../domain/optimization-gate.ts';
@@ -245,10 +245,10 @@ async function askAgainOrClose(
 ): Promise<ResultOutcome> {
   const tenantId = portfolio.tenant_id;
   const policy = await policyOf(trx, portfolio);
-  const others = (await openOptimizations(trx, tenantId, [portfolio.id])).filter((o) => o.id !== optimization.id);
-  const decision: GateDecision = optimizationGate({ portfolio, policy, optimizations: others, now });
-  if (!decision.open) {
-    const detail = `The portfolio changed while the optimizer computed and may no longer be optimized: ${decision.detail}`;
+  // Only the portfolio's own state counts: a cool-down set since holds back new optimizations, not this one.
+  const unfit = unoptimizable(portfolio, policy);
+  if (unfit) {
+    const detail = `The portfolio changed while the optimizer computed and may no longer be optimized: ${unfit.detail}`;
     await updateOptimizations(trx, tenantId, [nextVersion(optimization, ended(optimization.doc, 'NOT_OPTIMIZED', detail), portfolio, now, null)]);
     return 'CLOSED';
   }
@@ -284,7 +284,7 @@ export async function storeResult(trx: Knex.Transaction, tenant: TenantSettings,
     return 'LATE';
   }
   const policy = await policyOf(trx, portfolio);
-  if (!policy || inputsDigest(optimizerInputs(portfolio.doc), policy) !== request.inputs_digest) {
+  if (!policy || unoptimizable(portfolio, policy) || inputsDigest(optimizerInputs(portfolio.doc), policy) !== request.inputs_digest) {
     await answered('STALE');
     return askAgainOrClose(trx, portfolio, optimization, request, now);
   }

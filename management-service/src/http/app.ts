@@ -11,6 +11,7 @@ import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
 import { eventHandlers } from './handlers/events.ts';
 import { fundingHandlers } from './handlers/funding.ts';
+import { optimizationHandlers } from './handlers/optimizations.ts';
 import { idempotent, type PostHandler } from './idempotency.ts';
 import { domainProblem } from './problems.ts';
 
@@ -39,8 +40,9 @@ export async function createManagementApp(deps: ManagementDeps) {
   const definition = await loadContract('management');
   const entities = entityHandlers(deps.db, entityKinds);
   const precheck = bodyPrechecks(entityKinds);
+  const optimizations = optimizationHandlers(deps.db, definition.components?.schemas ?? {});
   // Every POST except the token endpoints (tokens are never replayed) keeps its Idempotency-Key.
-  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers() };
+  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers(), ...optimizations.posts };
   const idempotency = { db: deps.db, ...deps.idempotency };
   return createApiApp<Principal>({
     definition,
@@ -48,6 +50,7 @@ export async function createManagementApp(deps: ManagementDeps) {
       ...authHandlers(deps),
       ...Object.fromEntries(Object.entries(posts).map(([op, handler]) => [op, idempotent(idempotency, handler)])),
       ...entities.others,
+      ...optimizations.others,
       ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
       ...eventHandlers(deps.db),
     },

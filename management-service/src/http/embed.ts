@@ -8,7 +8,7 @@ import { findEntities, type EntityRow } from '../store/entities.ts';
 import { presentEntity } from './present.ts';
 
 /** The reference fields named by `embed`, checked against what the collection can embed. */
-export function embedFields(kind: EntityKind, embed: unknown): string[] {
+export function embedFields(kind: Pick<EntityKind, 'embeddable'>, embed: unknown): string[] {
   if (embed === undefined || embed === '') return [];
   const names = String(embed)
     .split(',')

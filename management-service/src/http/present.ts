@@ -1,12 +1,14 @@
 import { isId } from '@platform/shared';
 import { entityKinds } from '../domain/entities/catalog.ts';
+import type { EntityKind } from '../domain/entities/kind.ts';
 import type { Doc } from '../domain/merge.ts';
+import { readOptimization } from '../domain/optimization-request.ts';
 import type { EntityRow, VersionRow } from '../store/entities.ts';
 
 /** version_authored_by_user_id names a user; changes by machine clients have none. */
 const authorUserId = (author: string | null) => (author && isId('U', author) ? author : null);
 
-const readers = new Map(entityKinds.map((kind) => [kind.type, kind.read]));
+const readers = new Map([...entityKinds.map((kind): [string, EntityKind['read']] => [kind.type, kind.read]), ['optimizations', readOptimization]]);
 
 /** The answer for one entity: its fields and the metadata of the interface. */
 export function presentEntity(row: EntityRow, at?: VersionRow): Doc {

@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { isId, type HandlerContext, type OperationHandler } from '@platform/shared';
 import type { Principal } from '../../domain/principal.ts';
-import { EntityNotFound } from '../../domain/errors.ts';
+import { EntityNotFound, NotPermitted } from '../../domain/errors.ts';
 import type { EntityKind } from '../../domain/entities/kind.ts';
 import type { Doc } from '../../domain/merge.ts';
-import type { Path } from '../../query/ast.ts';
+import { canRead } from '../../domain/permissions.ts';
+import type { Path, SortKey } from '../../query/ast.ts';
 import { compileQuery } from '../../query/compile.ts';
 import { fieldType } from '../../query/fields.ts';
 import { parseQuery } from '../../query/parser.ts';
@@ -16,12 +17,25 @@ import { presentEntity } from '../present.ts';
 
 type Ctx = HandlerContext<Principal>;
 
+/** What the generic list serves: an entity kind of the catalogue, or a collection of the service's own entities (optimizations). */
+export type Collection = Pick<EntityKind, 'type' | 'parent' | 'embeddable'> & {
+  /** Without `orderby` in the query, newest first (creation time, then id) instead of by id. */
+  newestFirst?: boolean;
+  /** Whoever may read the parent reads its children: an end user who may not read the parent is refused (403). */
+  readableWithParent?: boolean;
+};
+
+const NEWEST_FIRST: SortKey[] = [
+  { path: ['creation_datetime'], direction: 'desc', at: 0 },
+  { path: ['id'], direction: 'desc', at: 0 },
+];
+
 /** GET on every collection root: paging, embed, and the query language of docs/adr/0011-query-language.md. */
 export function collectionHandlers(db: Knex, kinds: EntityKind[], schemas: Record<string, unknown>): Record<string, OperationHandler<Principal>> {
   return Object.fromEntries(
     kinds.map((kind) => {
       const schema = schemas[kind.schema] as Parameters<typeof fieldType>[0];
-      return [kind.operations.list, (ctx: Ctx) => list(db, kind, (path) => fieldType(schema, path), ctx)];
+      return [kind.operations.list, (ctx: Ctx) => listCollection(db, kind, (path) => fieldType(schema, path), ctx)];
     }),
   );
 }
@@ -44,11 +58,13 @@ function pick(entity: Doc, paths: Path[]): Doc {
   return out;
 }
 
-async function list(db: Knex, kind: EntityKind, typeOf: (path: Path) => ReturnType<typeof fieldType>, ctx: Ctx) {
+/** A page of a collection: paging, embed, and the query language (docs/adr/0011-query-language.md). */
+export async function listCollection(db: Knex, kind: Collection, typeOf: (path: Path) => ReturnType<typeof fieldType>, ctx: Ctx) {
   const limit = (ctx.query.limit as number | undefined) ?? 20;
   const offset = (ctx.query.offset as number | undefined) ?? 0;
   const fields = embedFields(kind, ctx.query.embed);
-  const compiled = compileQuery(parseQuery(String(ctx.query.query ?? '')), typeOf);
+  const parsed = parseQuery(String(ctx.query.query ?? ''));
+  const compiled = compileQuery(kind.newestFirst && parsed.orderBy.length === 0 ? { ...parsed, orderBy: NEWEST_FIRST } : parsed, typeOf);
   const { principal } = ctx;
 
   return inTenant(db, principal.tenantId, async (trx) => {
@@ -59,6 +75,7 @@ async function list(db: Knex, kind: EntityKind, typeOf: (path: Path) => ReturnTy
         ? await findEntity(trx, { tenantId: principal.tenantId, type: kind.parent.type, id: parentId })
         : undefined;
       if (!parent) throw new EntityNotFound(kind.parent.label);
+      if (kind.readableWithParent && !canRead(principal, parent)) throw new NotPermitted(`You may not read this ${kind.parent.label}.`);
     }
     const { total, rows: page } = await countAndPage(
       trx,
@@ -68,7 +85,7 @@ async function list(db: Knex, kind: EntityKind, typeOf: (path: Path) => ReturnTy
         parentId,
         // Deleted entities are left out unless the query names `deleted`.
         includeDeleted: compiled.namesDeleted,
-        readableBy: principal.kind === 'user' ? principal.subject : undefined,
+        readableBy: principal.kind === 'user' && !kind.readableWithParent ? principal.subject : undefined,
         where: compiled.where,
       },
       compiled.orderBy,
