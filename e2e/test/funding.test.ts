@@ -400,14 +400,16 @@ describe('funding and withdrawal journeys of both broker integrations (generated
 
     it('books an executed withdrawal itself: negative CASH transaction, cash and divest_amount lowered; more than the cash is a 409', async () => {
       const j = serviceSide;
+      // More than the cash: the service does not pay it out itself, so the payout reported here is one it did not make
+      // (docs/adr/0022-execution-and-withdrawals.md).
       const requested = await j.client.PATCH('/portfolios/{portfolio_id}', {
         params: { path: { portfolio_id: j.portfolioId } },
-        body: { config: { manager_settings: { divest_amount: 25 } } },
+        body: { config: { manager_settings: { divest_amount: 200 } } },
       });
       assert.equal(requested.response.status, 200);
       let events = await j.events();
       assert.deepEqual(names(events), ['portfolios.divest-amount-update'], 'no cash-available-for-withdrawal with SERVICE integration');
-      assert.equal(events[0]!.data.divest_amount, 25);
+      assert.equal(events[0]!.data.divest_amount, 200);
 
       const executed = await j.client.POST('/events/withdraw/', {
         params: { header: { 'Idempotency-Key': 'swd-1' } },
@@ -432,11 +434,11 @@ describe('funding and withdrawal journeys of both broker integrations (generated
       );
       const portfolio = await getPortfolio(j);
       assert.deepEqual(portfolio.portfolio, { $EUR: 125 });
-      assert.equal(portfolio.config.manager_settings.divest_amount, 0);
+      assert.equal(portfolio.config.manager_settings.divest_amount, 175);
       assert.equal(portfolio.status, 'ACTIVE');
       events = await j.events();
       assert.deepEqual(names(events), ['portfolios.divest-amount-update', 'notifications.withdrawal-executed']);
-      assert.equal(events[0]!.data.divest_amount, 0);
+      assert.equal(events[0]!.data.divest_amount, 175);
       assert.equal(events[1]!.id, executed.data!.notification_event_id);
       assert.deepEqual([events[1]!.data.amount, events[1]!.data.transaction_id], ['25.00', id]);
 
