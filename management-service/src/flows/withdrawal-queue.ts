@@ -7,14 +7,14 @@ import type { TenantSettings } from '../store/tenant-scope.ts';
 
 /**
  * Queues a WITHDRAWAL cash move (subaccount → house account) of the portfolio, `amount` a positive decimal string as
- * it will be booked and reported; `transactionId` is the customer's
- * PENDING CASH transaction, null when the service pays out a divest_amount (its transaction is written at settlement).
+ * it will be booked and reported; `transactionId` is the customer's PENDING CASH transaction, null when the service
+ * pays out a divest_amount (its transaction is written at settlement).
  * The broker instructions' unique index keeps one withdrawal in flight per portfolio.
  */
 export async function queueWithdrawalMove(
   trx: Knex.Transaction,
   portfolio: EntityRow,
-  amount: Money,
+  amount: string,
   transactionId: string | null,
   now: string,
 ): Promise<string> {
