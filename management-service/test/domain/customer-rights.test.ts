@@ -50,6 +50,17 @@ describe("customer rights (what a customer's token may change)", () => {
     assert.deepEqual(refusedFields('users', { status: 'WAITING_FOR_VERIFICATION' }, { status: 'ACTIVE' }), [['body', 'status']]);
   });
 
+  it('lets the owner make the choice on an optimization, and nothing else of it (docs/adr/0021-optimizations.md)', () => {
+    const optimization = { portfolio_id: 'P1', status: 'SUCCESS', is_recommended: true, owner_choice: null, orders: { IE00B4L5Y983: { shares: 1 } } };
+    for (const choice of ['ACCEPT', 'REJECT', 'REOPTIMIZE'])
+      assert.deepEqual(refusedFields('optimizations', optimization, { ...optimization, owner_choice: choice }), []);
+    assert.deepEqual(refusedFields('optimizations', optimization, { ...optimization, owner_choice: 'ACCEPT', status: 'FAILURE', orders: {} }), [
+      ['body', 'status'],
+      ['body', 'orders'],
+    ]);
+    assert.deepEqual(refusedFields('optimizations', optimization, { ...optimization, execution_status: 'EXECUTED' }), [['body', 'execution_status']]);
+  });
+
   it('leaves a type it does not list read-only for customers', () => {
     assert.deepEqual(refusedFields('transactions', { quantity: '1' }, { quantity: '2' }), [['body', 'quantity']]);
     assert.deepEqual(refusedFields('goals', { name: 'a' }, { name: 'b' }), [['body', 'name']]);
