@@ -489,7 +489,6 @@ export function shortfall(problem: Problem, constraint: Relaxable, amount: Money
 export function checkOrders(problem: Problem, orders: ReadonlyMap<string, number>): string[] {
   const violations: string[] = [];
   const byIsin = new Map(problem.instruments.map((i) => [i.isin, i]));
-  const scale = 10 ** SHARE_DECIMALS;
   for (const [isin, shares] of orders) {
     const i = byIsin.get(isin);
     if (!i) {
@@ -502,7 +501,7 @@ export function checkOrders(problem: Problem, orders: ReadonlyMap<string, number
     if (fromNumber(i.held).plus(fromNumber(shares)).lt(ZERO)) violations.push(`${isin}: selling ${-shares} of ${i.held} shares leaves a short position`);
     const sellsAll = shares === -i.held;
     if (!problem.fractional && !Number.isInteger(shares) && !sellsAll) violations.push(`${isin}: ${shares} shares is not a whole number`);
-    if (problem.fractional && !sellsAll && Math.abs(shares * scale - Math.round(shares * scale)) > 1e-6)
+    if (problem.fractional && !sellsAll && Number.isFinite(shares) && fromNumber(shares).decimalPlaces() > SHARE_DECIMALS)
       violations.push(`${isin}: ${shares} shares has more than ${SHARE_DECIMALS} decimals`);
   }
   if (problem.sellEverything) {
