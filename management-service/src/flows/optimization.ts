@@ -121,13 +121,13 @@ export async function requestOptimizations(
   const portfolios = await lockPortfolios(trx, tenantId, [...new Set(portfolioIds)]);
   const policyIds = [...new Set(portfolios.map(policyIdOf).filter((id) => id !== undefined))];
   const policies = new Map((await entitiesOfType(trx, tenantId, 'policies', policyIds)).map((p) => [p.id, p]));
-  const open = new Map<string, EntityRow[]>();
-  for (const o of await openOptimizations(
+  const open = new Map<string, EntityRow[]>(portfolios.map((p) => [p.id, []]));
+  const openRows = await openOptimizations(
     trx,
     tenantId,
     portfolios.map((p) => p.id),
-  ))
-    open.set(o.parent_id!, [...(open.get(o.parent_id!) ?? []), o]);
+  );
+  for (const row of openRows) open.get(row.parent_id!)!.push(row);
   const at = new Date(now);
   const created: EntityRow[] = [];
   const superseded: EntityRow[] = [];
