@@ -253,7 +253,8 @@ type Term = readonly [coefficient: number, column: string];
 type Columns = {
   /** q_i as terms (empty: the instrument cannot trade). */
   trade: Term[];
-  whole?: { column: string; lower: number; upper: number };
+  /** q_i itself, or m_i, with its bounds (absent: fixed at 0). */
+  main?: { column: string; lower: number; upper: number };
   /** The sale-of-everything switch z_i. */
   all?: string;
   buyLimit: number;
@@ -288,13 +289,13 @@ function columnsOf(problem: Problem, index: number, i: Instrument): Columns {
   if (problem.fractional || wholeHeld === i.held) {
     if (buyLimit === 0 && i.held === 0) return { trade: [], buyLimit };
     const column = `q${index}`;
-    return { trade: [[1, column]], whole: { column, lower: -i.held, upper: buyLimit }, buyLimit };
+    return { trade: [[1, column]], main: { column, lower: -i.held, upper: buyLimit }, buyLimit };
   }
   const all = `z${index}`;
   const trade: Term[] = [[-(i.held - wholeHeld), all]];
   if (buyLimit === 0 && wholeHeld === 0) return { trade, all, buyLimit };
   const column = `m${index}`;
-  return { trade: [[1, column], ...trade], whole: { column, lower: -wholeHeld, upper: buyLimit }, all, buyLimit };
+  return { trade: [[1, column], ...trade], main: { column, lower: -wholeHeld, upper: buyLimit }, all, buyLimit };
 }
 
 /**
@@ -333,24 +334,24 @@ export function buildProgram(problem: Problem, elastic = false): Program {
   let trades = false;
 
   problem.instruments.forEach((i, index) => {
-    const { trade, whole, all, buyLimit } = columnsOf(problem, index, i);
+    const { trade, main, all, buyLimit } = columnsOf(problem, index, i);
     const p = i.price;
     const value = scaled(trade, p);
     tradeValue.push(value);
     if (trade.length > 0) {
       trades = true;
       cashTerms.push(...value);
-      if (whole) {
-        bounds.push(` ${num(whole.lower)} <= ${whole.column} <= ${num(whole.upper)}`);
-        if (!problem.fractional) generals.push(whole.column);
+      if (main) {
+        bounds.push(` ${num(main.lower)} <= ${main.column} <= ${num(main.upper)}`);
+        if (!problem.fractional) generals.push(main.column);
       }
       if (all) {
         binaries.push(all);
-        if (whole)
+        if (main)
           rows.push(
             ` all${index}: ${expression([
-              [1, whole.column],
-              [buyLimit - whole.lower, all],
+              [1, main.column],
+              [buyLimit - main.lower, all],
             ])} <= ${num(buyLimit)}`,
           );
       }
@@ -425,17 +426,17 @@ export function ordersOf(problem: Problem, value: (column: string) => number): M
   const orders = new Map<string, number>();
   const scale = 10 ** SHARE_DECIMALS;
   problem.instruments.forEach((i, index) => {
-    const { whole, all } = columnsOf(problem, index, i);
+    const { main, all } = columnsOf(problem, index, i);
     let net: number;
     if (problem.fractional) {
-      const shares = whole ? value(whole.column) * scale : 0;
+      const shares = main ? value(main.column) * scale : 0;
       const near = Math.round(shares);
       if (Math.abs(shares - near) <= 1e-3) net = near / scale;
       else if (shares > 0) net = Math.floor(shares) / scale;
       else net = -Math.ceil(-shares) / scale;
       if (net < -i.held) net = -i.held;
     } else {
-      const m = whole ? Math.round(value(whole.column)) : 0;
+      const m = main ? Math.round(value(main.column)) : 0;
       const sellsAll = all !== undefined && Math.round(value(all)) === 1;
       // A sale of everything is −h_i exactly (m_i − f_i in floating point may differ in its last bit).
       net = sellsAll ? (m === -Math.floor(i.held) ? -i.held : m - (i.held - Math.floor(i.held))) : m;
