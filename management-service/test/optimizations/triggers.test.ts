@@ -93,7 +93,7 @@ describe('optimization triggers', function () {
     await patch(`/policies/${policy}`, { name: 'Shared, renamed' });
     for (const p of [discretionary, advisory, inactive, deleted, elsewhere]) assert.deepEqual(await reasons(p), [], p);
 
-    const outboxBefore = await platform.database.db('outbox').max('seq as seq').first();
+    const { seq: lastSeq } = (await platform.database.db('outbox').max('seq as seq').first()) as { seq: string };
     await patch(`/policies/${policy}`, { config: { cash_buffer: 0.05 } });
     assert.deepEqual(await reasons(discretionary), ['POLICY']);
     assert.deepEqual(await reasons(advisory), ['POLICY']);
@@ -105,7 +105,7 @@ describe('optimization triggers', function () {
     // Written by the PATCH's transaction: the policy's new version and both requests commit together.
     const written = await platform.database
       .db('outbox')
-      .where('seq', '>', outboxBefore.seq)
+      .where('seq', '>', lastSeq)
       .whereNotNull('nats_subject')
       .select(platform.database.db.raw('count(distinct xid) as transactions, count(*) as requests'))
       .first();
