@@ -67,6 +67,12 @@ export const dataSettings = {
     default: 250_000_000,
     parse: parsers.integer(1, 10_000_000_000),
   },
+  OPTIMIZER: {
+    description:
+      'answer optimizer requests (platform.optimizer.requests) with the portfolio optimizer; every replica that does shares one durable consumer, so each request is solved once',
+    default: true,
+    parse: parsers.boolean,
+  },
   SIMULATION_THREADS: {
     description:
       'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile, and a started run cannot be stopped)',

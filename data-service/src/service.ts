@@ -7,6 +7,9 @@ import { openDuckStore } from './store/duckdb.ts';
 import { simulationPool } from './workers/simulation-pool.ts';
 import { simulationScheduler, type SimulationStats } from './workers/simulation-scheduler.ts';
 import { ensureReferenceData } from './sample/ensure-reference.ts';
+import { startOptimizerConsumer } from './optimizer/consumer.ts';
+import { loadOptimizer } from './optimizer/engine.ts';
+import { instrumentFacts } from './optimizer/instruments.ts';
 import { TenantCache } from './tenant-data/cache.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
@@ -33,10 +36,16 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     // would otherwise stop the process; the pool drops that connection and opens another.
     pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
+    const tenants = new TenantCache(pool, duck, logger);
+    if (config.OPTIMIZER) {
+      const optimize = await loadOptimizer();
+      const facts = (tenantId: string, isins: readonly string[]) => instrumentFacts(duck, tenants, tenantId, isins);
+      resources.add(await startOptimizerConsumer({ nats, optimize, facts, logger }), (o) => o.stop());
+    }
     const simulations = resources.add(simulationScheduler(simulationPool(config.SIMULATION_THREADS), config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({
       duck,
-      tenants: new TenantCache(pool, duck, logger),
+      tenants,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
       simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, scheduler: simulations },
       nats,
