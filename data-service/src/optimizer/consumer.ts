@@ -99,13 +99,13 @@ export async function startOptimizerConsumer(options: OptimizerConsumerOptions):
         body = message.json();
       } catch {
         logger.warn('optimizer request is not JSON; dropped', { seq: message.seq });
-        message.term('not JSON');
+        message.term();
         continue;
       }
       const checked = checkRequest(body);
       if (!checked.ok) {
         logger.warn('optimizer request breaks the contract; dropped', { seq: message.seq, errors: checked.errors });
-        message.term(checked.errors);
+        message.term();
         continue;
       }
       try {

@@ -13,18 +13,6 @@ export type OrderLine = { isin: string; shares: string; price: string; cost: str
 /** What the broker executed for one ISIN: `shares` signed like the order's, at `price`. */
 export type Fill = { isin: string; shares: string; price: string; reference: string };
 
-type Integration = 'CLIENT' | 'SERVICE';
-
-/**
- * Whether the service places this portfolio's orders: always for PAPER_MONEY (on the built-in simulated broker),
- * for REAL_MONEY only when the tenant lets the service integrate the broker. Otherwise the Client Middleware does.
- */
-export const serviceExecutes = (brokerIntegration: Integration, portfolio: Doc): boolean =>
-  portfolio.money_type === 'PAPER_MONEY' || brokerIntegration === 'SERVICE';
-
-/** Which broker executes: the built-in simulated one for PAPER_MONEY, the configured one otherwise. */
-export const brokerFor = (portfolio: Doc): 'PAPER' | 'CONFIGURED' => (portfolio.money_type === 'PAPER_MONEY' ? 'PAPER' : 'CONFIGURED');
-
 const decimal = (value: Json | undefined): string => toText(fromNumber(typeof value === 'number' ? value : 0));
 
 /** The optimization's orders (ISIN → {shares, expected_share_price, expected_transaction_cost}) as lines, by ISIN, without zero orders. */

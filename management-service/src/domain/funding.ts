@@ -1,4 +1,5 @@
 import { fromNumber, parseDecimal, toText, type Money } from '@platform/shared';
+import { serviceExecutes } from './broker-role.ts';
 import { InvalidField, StateConflict } from './errors.ts';
 import type { Doc } from './merge.ts';
 import { ROBO_MANAGERS } from './portfolio-status.ts';
@@ -80,7 +81,8 @@ const cashOnly = (doc: Doc) => Object.entries((doc.portfolio ?? {}) as Doc).ever
 
 /**
  * The cash move the service queues to pay out a robo-advised portfolio's divest_amount (docs/adr/0022-execution-and-withdrawals.md),
- * or undefined. Only with SERVICE integration and REAL_MONEY, with divest_amount pending and no other withdrawal in
+ * or undefined. Only where the service deals with the broker (every PAPER_MONEY portfolio, REAL_MONEY ones with
+ * SERVICE integration), with divest_amount pending and no other withdrawal in
  * flight. When divest_amount is set (DIVEST_AMOUNT) it goes out only if the cash already covers it (everything, 1e100:
  * the holdings are all cash), else the optimizer frees the cash first; after an execution (EXECUTION) whatever cash
  * there is pays it: min(divest_amount, cash), all the cash for everything.
@@ -91,7 +93,7 @@ export function roboWithdrawalAmount(
   trigger: WithdrawalTrigger,
   inFlight: { withdrawal: boolean; execution: boolean },
 ): Money | undefined {
-  if (brokerIntegration !== 'SERVICE' || doc.money_type !== 'REAL_MONEY' || !isRobo(doc) || inFlight.withdrawal) return undefined;
+  if (!serviceExecutes(brokerIntegration, doc) || !isRobo(doc) || inFlight.withdrawal) return undefined;
   // An execution in flight changes the cash; its settlement looks again.
   if (trigger === 'DIVEST_AMOUNT' && inFlight.execution) return undefined;
   const divest = settings(doc).divest_amount;

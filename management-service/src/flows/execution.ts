@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '@platform/shared';
-import { executionFields, orderLines, serviceExecutes } from '../domain/execution.ts';
+import { serviceExecutes } from '../domain/broker-role.ts';
+import { executionFields, orderLines } from '../domain/execution.ts';
 import type { Doc } from '../domain/merge.ts';
 import { hasExecution, insertInstruction } from '../store/broker-instructions.ts';
 import type { EntityRow } from '../store/entities.ts';

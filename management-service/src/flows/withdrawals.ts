@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { brokerFor } from '../domain/broker-role.ts';
 import { transactions } from '../domain/entities/catalog.ts';
 import { checkWithdrawalRequest } from '../domain/funding.ts';
 import { mustRequestWithdrawal } from '../domain/permissions.ts';
@@ -37,7 +38,8 @@ export async function requestWithdrawal(
 }
 
 /**
- * The settlement of a WITHDRAWAL instruction: the cash move to the house account on the configured broker. SETTLED:
+ * The settlement of a WITHDRAWAL instruction: the cash move to the house account (on the simulated broker for a
+ * PAPER_MONEY portfolio, the configured one otherwise). SETTLED:
  * the negative CASH transaction SETTLED (the customer's PENDING one, or a new one for a divest_amount), cash and
  * divest_amount lowered, the withdrawal record and `notifications.withdrawal-executed`. REJECTED: the customer's
  * PENDING transaction CANCELLED and nothing else; a divest_amount stays and is paid at its next trigger.
@@ -51,7 +53,8 @@ export const settleWithdrawal: InstructionHandler<WithdrawalInstruction> = async
   if (!portfolio || (instruction.transaction_id && pending?.doc.status !== 'PENDING')) {
     return { outcome: 'SKIPPED', detail: 'the portfolio or its PENDING transaction is gone', result: null };
   }
-  const result = await brokers.configured.moveCash({
+  const broker = brokerFor(portfolio.doc) === 'PAPER' ? brokers.paper : brokers.configured;
+  const result = await broker.moveCash({
     id: instruction.id,
     tenantId,
     portfolioId: portfolio.id,

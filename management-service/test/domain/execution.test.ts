@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { parseDecimal, toText } from '@platform/shared';
 import { InvalidField, StateConflict } from '../../src/domain/errors.ts';
-import { brokerFor, cashDelta, checkFills, holdingsAfterFills, orderLines, serviceExecutes, type Fill, type OrderLine } from '../../src/domain/execution.ts';
+import { brokerFor, serviceExecutes } from '../../src/domain/broker-role.ts';
+import { cashDelta, checkFills, holdingsAfterFills, orderLines, type Fill, type OrderLine } from '../../src/domain/execution.ts';
 import { checkWithdrawalRequest, roboWithdrawalAmount, withdrawalPatch } from '../../src/domain/funding.ts';
 import type { Doc } from '../../src/domain/merge.ts';
 
@@ -98,15 +99,20 @@ describe('withdrawal rules (docs/adr/0022-execution-and-withdrawals.md)', () => 
     assert.equal(roboWithdrawalAmount(robo(0, 100), 'SERVICE', 'EXECUTION', none), undefined);
   });
 
-  it('pays out nothing with CLIENT integration, for paper money, user-managed portfolios, no divest_amount, or one in flight', () => {
+  it('pays out nothing for real money with CLIENT integration, user-managed portfolios, no divest_amount, or one in flight', () => {
     assert.equal(roboWithdrawalAmount(robo(100, 30), 'CLIENT', 'DIVEST_AMOUNT', none), undefined);
-    assert.equal(roboWithdrawalAmount({ ...robo(100, 30), money_type: 'PAPER_MONEY' }, 'SERVICE', 'DIVEST_AMOUNT', none), undefined);
     assert.equal(roboWithdrawalAmount(userManaged({ portfolio: { $EUR: 100 } }), 'SERVICE', 'EXECUTION', none), undefined);
     assert.equal(roboWithdrawalAmount(robo(100, 0), 'SERVICE', 'DIVEST_AMOUNT', none), undefined);
     assert.equal(roboWithdrawalAmount(robo(100, 30), 'SERVICE', 'DIVEST_AMOUNT', { withdrawal: true, execution: false }), undefined);
     // An execution in flight will look again when it settles; the execution's own trigger does not wait for itself.
     assert.equal(roboWithdrawalAmount(robo(100, 30), 'SERVICE', 'DIVEST_AMOUNT', { withdrawal: false, execution: true }), undefined);
     assert.equal(toText(roboWithdrawalAmount(robo(100, 30), 'SERVICE', 'EXECUTION', { withdrawal: false, execution: true })!), '30');
+  });
+
+  it('pays out paper money whatever the integration: the simulated broker moves its cash', () => {
+    for (const integration of ['CLIENT', 'SERVICE'] as const) {
+      assert.equal(toText(roboWithdrawalAmount({ ...robo(100, 30), money_type: 'PAPER_MONEY' }, integration, 'DIVEST_AMOUNT', none)!), '30');
+    }
   });
 
   it('books a paid-out withdrawal even where the cash no longer covers it, but refuses a reported one', () => {

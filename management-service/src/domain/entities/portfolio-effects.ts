@@ -14,7 +14,9 @@ export const portfolioEffects: EntityEffects = async ({ before, after, now, brok
   const owner = await ports.ownerOf(after.doc.owned_by_user_id);
   if (owner) await ports.emit([...portfolioEvents(before, after, owner, brokerIntegration, now), ...(extra?.(owner, after) ?? [])]);
   const divest = divestAmount(after.doc);
-  if (before && !after.deleted && divest !== undefined && divest !== divestAmount(before.doc)) {
+  // Only a client's change of divest_amount is a withdrawal request: the service lowering it as it pays
+  // out (docs/adr/0022-execution-and-withdrawals.md) asks for nothing more.
+  if (before && !after.deleted && byClient && divest !== undefined && divest !== divestAmount(before.doc)) {
     await ports.requestOptimization('DIVEST_AMOUNT');
     await ports.payOutDivestAmount();
   } else if (before && !after.deleted && byClient && !jsonEqual(before.doc.portfolio, after.doc.portfolio)) {
