@@ -73,6 +73,12 @@ export const dataSettings = {
     default: true,
     parse: parsers.boolean,
   },
+  OPTIMIZER_ACK_WAIT_MS: {
+    description:
+      'how long an optimizer request may stay unanswered by the replica that took it (one that died while solving) before another replica gets it (applies when the durable consumer is first created)',
+    default: 30_000,
+    parse: parsers.integer(100, 3_600_000),
+  },
   SIMULATION_THREADS: {
     description:
       'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile, and a started run cannot be stopped)',

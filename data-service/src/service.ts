@@ -40,7 +40,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     if (config.OPTIMIZER) {
       const optimize = await loadOptimizer();
       const facts = (tenantId: string, isins: readonly string[]) => instrumentFacts(duck, tenants, tenantId, isins);
-      resources.add(await startOptimizerConsumer({ nats, optimize, facts, logger }), (o) => o.stop());
+      resources.add(await startOptimizerConsumer({ nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS }), (o) => o.stop());
     }
     const simulations = resources.add(simulationScheduler(simulationPool(config.SIMULATION_THREADS), config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({

@@ -87,6 +87,12 @@ export const managementSettings = {
     default: true,
     parse: parsers.boolean,
   },
+  OPTIMIZER_ACK_WAIT_MS: {
+    description:
+      'how long an optimizer result may stay unacknowledged by the replica that took it (one that died before storing it) before another replica gets it (applies when the durable consumer is first created)',
+    default: 30_000,
+    parse: parsers.integer(100, 3_600_000),
+  },
   OPTIMIZER_RESULT_TIMEOUT_MS: {
     description: 'how long an optimizer request waits for its result before it is sent again as a new attempt',
     default: 60_000,

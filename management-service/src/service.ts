@@ -59,7 +59,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       });
       resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, paperBroker: broker, logger }), (s) => s.stop());
     }
-    if (config.OPTIMIZER_RESULTS) resources.add(await startOptimizerResults({ db, nats, logger }), (r) => r.stop());
+    if (config.OPTIMIZER_RESULTS) resources.add(await startOptimizerResults({ db, nats, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS }), (r) => r.stop());
     const limits = { timeoutMs: config.OPTIMIZER_RESULT_TIMEOUT_MS, maxAttempts: config.OPTIMIZER_MAX_ATTEMPTS };
     resources.add(startOptimizerTimeouts({ db, logger, ...limits }), (t) => t.stop());
     if (config.OPTIMIZER_NIGHTLY_AT !== '') resources.add(startOptimizerNightly({ db, logger, at: config.OPTIMIZER_NIGHTLY_AT }), (n) => n.stop());
