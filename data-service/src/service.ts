@@ -39,7 +39,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     const tenants = new TenantCache(pool, duck, logger);
     if (config.OPTIMIZER) {
       const optimize = await loadOptimizer();
-      const facts = (tenantId: string, isins: readonly string[]) => instrumentFacts(duck, tenants, tenantId, isins);
+      const facts = instrumentFacts(duck, tenants);
       resources.add(await startOptimizerConsumer({ nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS }), (o) => o.stop());
     }
     const simulations = resources.add(simulationScheduler(simulationPool(config.SIMULATION_THREADS), config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());

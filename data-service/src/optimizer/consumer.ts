@@ -22,6 +22,8 @@ export type OptimizerConsumerOptions = {
   durable?: string;
   /** How long a request may stay unacknowledged (a replica that died holding it) before another gets it. */
   ackWaitMs?: number;
+  /** Requests handled at once (default 8). */
+  concurrency?: number;
   /** Delay before a request that could not be answered (store or NATS trouble) is offered again. */
   retryMs?: number;
   now?: () => Date;
@@ -91,31 +93,42 @@ export async function startOptimizerConsumer(options: OptimizerConsumerOptions):
     return result;
   };
 
+  type Message = NonNullable<Awaited<ReturnType<typeof consumer.next>>>;
+  const handle = async (message: Message): Promise<void> => {
+    let body: unknown;
+    try {
+      body = message.json();
+    } catch {
+      logger.warn('optimizer request is not JSON; dropped', { seq: message.seq });
+      message.term();
+      return;
+    }
+    const checked = checkRequest(body);
+    if (!checked.ok) {
+      logger.warn('optimizer request breaks the contract; dropped', { seq: message.seq, errors: checked.errors });
+      message.term();
+      return;
+    }
+    try {
+      const result = await answer(checked.message);
+      await js.publish(subjects.optimizerResults, JSON.stringify(result), { msgID: `${result.request_id}:result` });
+      message.ack();
+    } catch (error) {
+      logger.warn('optimizer request not answered; offered again later', { request: checked.message.request_id, error: (error as Error).message });
+      message.nak(options.retryMs ?? 2_000);
+    }
+  };
+
+  // Several requests at a time: a solve holds the event loop, but reading the facts and publishing
+  // the result wait on DuckDB, Postgres and NATS, which overlap with the next solve.
+  const concurrency = options.concurrency ?? 8;
   const messages = await consumer.consume({ max_messages: 64 });
+  const running = new Set<Promise<void>>();
   const loop = (async () => {
     for await (const message of messages) {
-      let body: unknown;
-      try {
-        body = message.json();
-      } catch {
-        logger.warn('optimizer request is not JSON; dropped', { seq: message.seq });
-        message.term();
-        continue;
-      }
-      const checked = checkRequest(body);
-      if (!checked.ok) {
-        logger.warn('optimizer request breaks the contract; dropped', { seq: message.seq, errors: checked.errors });
-        message.term();
-        continue;
-      }
-      try {
-        const result = await answer(checked.message);
-        await js.publish(subjects.optimizerResults, JSON.stringify(result), { msgID: `${result.request_id}:result` });
-        message.ack();
-      } catch (error) {
-        logger.warn('optimizer request not answered; offered again later', { request: checked.message.request_id, error: (error as Error).message });
-        message.nak(options.retryMs ?? 2_000);
-      }
+      const work = handle(message).finally(() => running.delete(work));
+      running.add(work);
+      if (running.size >= concurrency) await Promise.race(running);
     }
   })();
 
@@ -123,6 +136,7 @@ export async function startOptimizerConsumer(options: OptimizerConsumerOptions):
     stop: async () => {
       await messages.close();
       await loop;
+      await Promise.all(running);
     },
   };
 }

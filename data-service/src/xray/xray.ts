@@ -2,7 +2,7 @@
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';
 import { encodeXrayAnswer, type StarsTable } from './answer.ts';
-import { BoundedCache } from './cache.ts';
+import { BoundedCache } from '../store/bounded-cache.ts';
 import { FACTORS, starsColumn, type GroupSplitType, type XrayFactor } from './factors.ts';
 import { starsSql } from './stars.ts';
 import { assertUniverses, universeSql } from './universes.ts';
