@@ -73,6 +73,12 @@ export const dataSettings = {
     default: true,
     parse: parsers.boolean,
   },
+  OPTIMIZER_TIME_LIMIT_MS: {
+    description:
+      'longest search of one whole-share optimization; the best answer found by then is used (checked like any other), none is a FAILURE. A solve holds the replica meanwhile',
+    default: 500,
+    parse: parsers.integer(10, 60_000),
+  },
   OPTIMIZER_ACK_WAIT_MS: {
     description:
       'how long an optimizer request may stay unanswered by the replica that took it (one that died while solving) before another replica gets it (applies when the durable consumer is first created)',

@@ -38,7 +38,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
     const tenants = new TenantCache(pool, duck, logger);
     if (config.OPTIMIZER) {
-      const optimize = await loadOptimizer();
+      const optimize = await loadOptimizer({ timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
       const facts = instrumentFacts(duck, tenants);
       resources.add(await startOptimizerConsumer({ nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS }), (o) => o.stop());
     }

@@ -34,7 +34,7 @@ export type SolverAnswer = { status: string; solved: boolean; value: (column: st
 export type Solve = (program: string, gap: number) => SolverAnswer;
 
 export type OptimizerOptions = {
-  /** Seconds one solve may search (default 1); solves are synchronous and block the event loop meanwhile. */
+  /** Seconds one solve may search (default 0.5); solves are synchronous and block the event loop meanwhile. */
   timeLimitSeconds?: number;
 };
 
@@ -61,7 +61,7 @@ const loadHighs = (typeof highsPackage === 'function' ? highsPackage : highsPack
 /** Loads the solver (WebAssembly) once; the returned function is synchronous. */
 export async function loadOptimizer(options: OptimizerOptions = {}): Promise<Optimizer> {
   const highs = await loadHighs();
-  const timeLimit = options.timeLimitSeconds ?? 1;
+  const timeLimit = options.timeLimitSeconds ?? 0.5;
   const solve: Solve = (program, gap) => {
     const answer = highs.solve(program, { ...SOLVER_OPTIONS, time_limit: timeLimit, mip_abs_gap: gap });
     const columns = answer.Columns as Record<string, { Primal?: number } | undefined>;

@@ -75,9 +75,9 @@ const ONE = fromNumber(1);
 export const CENT = fromNumber(0.01);
 /**
  * A whole-share answer is accepted when its objective is provably within this fraction of V of the
- * best possible (one basis point of the portfolio's value).
+ * best possible (0.3 % of the portfolio's value; docs/adr/0020-optimizer-model.md says why).
  */
-export const MIP_GAP = 1e-4;
+export const MIP_GAP = 3e-3;
 /** Fractional orders are rounded to this many decimals. */
 export const SHARE_DECIMALS = 6;
 const LISTED = 10;
