@@ -59,7 +59,7 @@ describe('README walk-through with curl', function () {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('runs as pasted, twice in a row, logging in, refreshing, creating a user and a portfolio and reading an instrument of the sample universe', async () => {
+  it('runs as pasted, twice in a row, logging in, refreshing, creating a user and a portfolio, reading an instrument of the sample universe, and a robo-advised paper portfolio invested and paid out', async () => {
     const script = walkthrough(readFileSync('README.md', 'utf8'));
     const runs: string[] = [];
     for (let run = 1; run <= 2; run++) {
@@ -86,6 +86,18 @@ describe('README walk-through with curl', function () {
         );
       assert.ok(instrument, `reference data of a sample instrument:\n${output}`);
       assert.match(output, /"VALUE_STARS": (null|[1-5]),\n\s*"MOMENTUM_STARS": (null|[1-5])/, `its X-Ray stars:\n${output}`);
+      // The robo-advice part: the paper portfolio's orders executed, 2,000 paid out, two optimizations.
+      assert.match(
+        output,
+        /"status": "SUCCESS",\n\s*"is_recommended": true,\n\s*"orders": \{\n\s*"[A-Z]{2}[A-Z0-9]{9}\d": \{\n\s*"shares": \d+/,
+        `the first optimization's orders:\n${output}`,
+      );
+      assert.match(output, /\[\{"quantity":"-2000","status":"SETTLED"\}\]/, `the payout of 2,000:\n${output}`);
+      assert.equal(
+        [...output.matchAll(/"status":"SUCCESS","is_recommended":true,"execution_status":"EXECUTED"/g)].length,
+        2,
+        `both optimizations executed:\n${output}`,
+      );
     }
     assert.notEqual(userIds[0], userIds[1], 'each run creates its own user');
   });

@@ -1,0 +1,293 @@
+// Optimizer benchmark. (1) Solve times of the engine alone (HiGHS in WebAssembly, the answer
+// checked): 20 instruments with whole shares and 200 with fractional shares, random holdings, each
+// both with the model inside its bands and with a withdrawal that makes the cash constraint bind.
+// (2) Optimizations through NATS with both services in processes of their own: operator requests
+// for PORTFOLIOS paper portfolios, from the first request to every result stored and every
+// execution booked. (3) The nightly batch over NIGHTLY robo-advised portfolios end to end: the
+// batch writes the requests, the relay publishes them, the data service solves, the management
+// service stores the results and the simulated broker executes the orders.
+// `npm run bench:optimizer` (BENCH_SOLVES, BENCH_PORTFOLIOS, BENCH_NIGHTLY change 200, 1000, 10000).
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, newId, newUlid } from '@platform/shared';
+import { waitFor, freePort } from '@platform/test-support/ports';
+import { createApiKey } from '../management-service/src/admin/provisioning.ts';
+import { runNightlyIfDue } from '../management-service/src/jobs/optimizer-nightly.ts';
+import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '../data-service/src/optimizer/engine.ts';
+import { generateSample } from '../data-service/src/sample/generate.ts';
+import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { record, round, startBenchPlatform } from './lib/harness.ts';
+
+const SOLVES = Number(process.env.BENCH_SOLVES ?? 200);
+const PORTFOLIOS = Number(process.env.BENCH_PORTFOLIOS ?? 1000);
+const NIGHTLY = Number(process.env.BENCH_NIGHTLY ?? 10_000);
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+// ------------------------------------------------------------------ (1) the engine alone
+
+/** A seeded generator (mulberry32): the same requests every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Case = { name: string; instruments: number; fractional: boolean; binding?: 'cash' | 'band' };
+
+function requestOf(c: Case, rnd: () => number): { request: OptimizerRequest; facts: Map<string, InstrumentFacts> } {
+  const facts = new Map<string, InstrumentFacts>();
+  const weights: number[] = Array.from({ length: c.instruments }, () => 0.2 + rnd());
+  const total = weights.reduce((a, b) => a + b, 0);
+  const model: Record<string, number> = {};
+  const holdings: Record<string, number> = {};
+  const classWeight = { EQUITY: 0, FIXED_INCOME: 0 };
+  let value = 0;
+  for (let i = 0; i < c.instruments; i++) {
+    const isin = `XS${String(i).padStart(9, '0')}0`;
+    const assetClass = i % 3 === 0 ? 'FIXED_INCOME' : 'EQUITY';
+    const price = Math.round((5 + rnd() * 195) * 100) / 100;
+    facts.set(isin, { price, currency: 'EUR', assetClass });
+    const w = Math.floor((weights[i]! / total) * 0.97 * 10_000) / 10_000;
+    model[isin] = w;
+    classWeight[assetClass] += w;
+    if (rnd() < 0.7) {
+      const shares = c.fractional ? Math.round(rnd() * 40 * 1000) / 1000 : Math.floor(rnd() * 40);
+      holdings[isin] = shares;
+      value += shares * price;
+    }
+  }
+  const cash = Math.round((2000 + rnd() * 20_000) * 100) / 100;
+  holdings.$EUR = cash;
+  value += cash;
+  const band = (w: number): [number, number] => [Math.max(0, round(w - 0.1, 4)), Math.min(1, round(w + 0.1, 4))];
+  const request: OptimizerRequest = {
+    request_id: newUlid(),
+    tenant_id: 'bench',
+    portfolio_id: newId('P'),
+    optimization_id: newId('O'),
+    reason: 'SCHEDULED',
+    requested_at: new Date().toISOString(),
+    base_currency: 'EUR',
+    holdings,
+    cash_buffer: 0.02,
+    // A withdrawal of a quarter of the value makes the cash constraint bind; an equity band ending
+    // 5 points below the model's equity weight binds the band.
+    divest_amount: c.binding === 'cash' ? Math.round(value * 0.25) : 0,
+    asset_class_bands: {
+      EQUITY: c.binding === 'band' ? [0, round(classWeight.EQUITY - 0.05, 4)] : band(classWeight.EQUITY),
+      FIXED_INCOME: c.binding === 'band' ? [0, 1] : band(classWeight.FIXED_INCOME),
+    },
+    model_portfolio: model,
+    fractional_shares: c.fractional,
+    transaction_cost_bps: 10,
+    rebalancing_threshold: 0.05,
+  };
+  return { request, facts };
+}
+
+const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function solveTimes() {
+  const optimize = await loadOptimizer();
+  const cases: Case[] = [
+    { name: '20 instruments, whole shares', instruments: 20, fractional: false },
+    { name: '20 instruments, whole shares, a withdrawal binds the cash', instruments: 20, fractional: false, binding: 'cash' },
+    { name: '20 instruments, whole shares, the equity band binds', instruments: 20, fractional: false, binding: 'band' },
+    { name: '200 instruments, fractional shares', instruments: 200, fractional: true },
+    { name: '200 instruments, fractional shares, a withdrawal binds the cash', instruments: 200, fractional: true, binding: 'cash' },
+    { name: '200 instruments, fractional shares, the equity band binds', instruments: 200, fractional: true, binding: 'band' },
+  ];
+  const rows = [];
+  for (const c of cases) {
+    const rnd = random(c.instruments * 7 + (c.binding === 'cash' ? 1 : c.binding === 'band' ? 2 : 0));
+    const inputs = Array.from({ length: SOLVES }, () => requestOf(c, rnd));
+    for (const { request, facts } of inputs.slice(0, 10)) optimize(request, facts); // warm-up
+    const times: number[] = [];
+    const statuses: Record<string, number> = {};
+    for (const { request, facts } of inputs) {
+      const t = performance.now();
+      const outcome = optimize(request, facts);
+      times.push(performance.now() - t);
+      statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
+    }
+    times.sort((a, b) => a - b);
+    const row = {
+      case: c.name,
+      solves: SOLVES,
+      p50_ms: round(percentile(times, 0.5)),
+      p99_ms: round(percentile(times, 0.99)),
+      max_ms: round(times.at(-1)!),
+      statuses,
+    };
+    log(`${row.case}: p50 ${row.p50_ms} ms, p99 ${row.p99_ms} ms, max ${row.max_ms} ms ${JSON.stringify(statuses)}`);
+    rows.push(row);
+  }
+  return rows;
+}
+
+// ------------------------------------------------------------------ (2) and (3) both services
+
+async function throughNats() {
+  const work = mkdtempSync(join(tmpdir(), 'platform-bench-optimizer-'));
+  const referenceDir = join(work, 'reference');
+  await buildReferenceFile(referenceDir, 'sample', (conn) => generateSample(conn, { instruments: 400, years: 1, seed: 42, endDate: '2026-11-20' }));
+  const platform = await startBenchPlatform({ BROKER_SIMULATED_LATENCY_MS: '0', LOG_LEVEL: 'warn' });
+  const dataPort = await freePort();
+  const data = spawn(process.execPath, ['--import', 'tsx', 'data-service/src/main.ts'], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(dataPort),
+      DATABASE_URL: platform.databaseUrl,
+      NATS_URL: platform.natsUrl,
+      DUCKDB_PATH: join(work, 'data.duckdb'),
+      REFERENCE_DIR: referenceDir,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    const dataUrl = `http://127.0.0.1:${dataPort}`;
+    await waitFor('data service', async () => {
+      if (!(await fetch(`${dataUrl}/readyz`)).ok) throw new Error('not ready');
+    });
+    const { db, tenantId } = platform;
+    const api = await createApiKey(db, tenantId);
+    const headers = { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${platform.managementUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as { id: string };
+    };
+    const universe = (await (
+      await fetch(`${dataUrl}/data/reference/universe/?universe_name=GLOBAL&fields=INSTRUMENT_TYPE&fields=ASSET_CLASS&fields=CURRENCY`, {
+        headers: { 'x-tenant-id': tenantId, 'x-api-key': api.api_key },
+      })
+    ).json()) as { data: Record<string, Record<string, unknown>> };
+    const etfs = (assetClass: string) =>
+      Object.entries(universe.data)
+        .filter(([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && f.asset_class === assetClass)
+        .map(([isin]) => isin);
+    const [e1, e2] = etfs('EQUITY');
+    const [b1] = etfs('FIXED_INCOME');
+    const policy = await post('/policies/', {
+      name: 'Bench',
+      config: {
+        cash_buffer: 0.02,
+        transaction_cost_bps: 10,
+        model_portfolio: { [e1!]: 0.4, [e2!]: 0.2, [b1!]: 0.38 },
+        asset_class_bands: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.28, 0.48] },
+      },
+    });
+    const owner = await post('/users/', {});
+    const create = async (count: number, label: string) => {
+      const ids: string[] = [];
+      const started = performance.now();
+      let made = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (made < count) {
+            made++;
+            const p = await post('/portfolios/', {
+              name: label,
+              owned_by_user_id: owner.id,
+              base_currency: 'EUR',
+              money_type: 'PAPER_MONEY',
+              portfolio: { $EUR: 10_000 },
+              config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_version: 1, manager_settings: { policy_id: policy.id } },
+            });
+            ids.push(p.id);
+          }
+        }),
+      );
+      log(`${count} ${label} portfolios created in ${round((performance.now() - started) / 1000)} s`);
+      return ids;
+    };
+    const progress = async (ids: string[]) => {
+      const rows = (await db('entities')
+        .where({ tenant_id: tenantId, type: 'optimizations' })
+        .whereIn('parent_id', ids)
+        .select(
+          db.raw(`count(*) filter (where doc ->> 'status' <> 'PENDING') as answered`),
+          db.raw(`count(*) filter (where doc ->> 'execution_status' = 'EXECUTED') as executed`),
+        )) as {
+        answered: string;
+        executed: string;
+      }[];
+      return { answered: Number(rows[0]!.answered), executed: Number(rows[0]!.executed) };
+    };
+    /** Seconds from `started` until every portfolio's optimization is answered, and until every one is executed. */
+    const follow = async (ids: string[], started: number, limitSeconds: number) => {
+      let answeredAt: number | undefined;
+      for (;;) {
+        const p = await progress(ids);
+        if (answeredAt === undefined && p.answered >= ids.length) answeredAt = performance.now();
+        if (p.executed >= ids.length) break;
+        if (performance.now() - started > limitSeconds * 1000) throw new Error(`not done after ${limitSeconds} s: ${JSON.stringify(p)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return { answered_s: round((answeredAt! - started) / 1000), executed_s: round((performance.now() - started) / 1000) };
+    };
+
+    // (2) operator requests, 16 at a time.
+    const operated = await create(PORTFOLIOS, 'Operator');
+    let started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < operated.length) await post(`/portfolios/${operated[next++]}/optimizations/`, {});
+      }),
+    );
+    const requested_s = round((performance.now() - started) / 1000);
+    const operator = { portfolios: PORTFOLIOS, requested_s, ...(await follow(operated, started, 600)) };
+    const perSecond = round(PORTFOLIOS / operator.answered_s, 1);
+    log(`${PORTFOLIOS} operator requests: all answered after ${operator.answered_s} s (${perSecond}/s), executed after ${operator.executed_s} s`);
+
+    // (3) the nightly batch over NIGHTLY fresh portfolios (the operator's are optimized already and
+    // are asked again too: their answers are NOT_OPTIMIZED or small).
+    const nightly = await create(NIGHTLY, 'Nightly');
+    started = performance.now();
+    const run = await runNightlyIfDue({ db, logger: createLogger('bench', 'warn'), at: '00:00' });
+    if (!run) throw new Error('the nightly batch did not run');
+    const batch = { portfolios: run.portfolios, requested: run.requested, batch_write_s: round(run.ms / 1000), ...(await follow(nightly, started, 900)) };
+    log(
+      `nightly batch: ${run.requested} requests written in ${batch.batch_write_s} s; ${NIGHTLY} new ones answered after ${batch.answered_s} s, executed after ${batch.executed_s} s`,
+    );
+    return { operator: { ...operator, optimizations_per_s: perSecond }, nightly: batch };
+  } finally {
+    const exited = new Promise((r) => data.once('exit', r));
+    data.kill('SIGTERM');
+    await exited;
+    await platform.stop();
+  }
+}
+
+const solve = await solveTimes();
+const flow = await throughNats();
+const figures = { solve, flow };
+const markdown = [
+  '### Optimizer (`npm run bench:optimizer`)',
+  '',
+  `Solve times of the engine alone, ${SOLVES} random requests per case (targets: p99 < 50 ms for 20 instruments with whole shares, < 500 ms for 200 with fractional shares):`,
+  '',
+  '| case | p50 | p99 | max | outcomes |',
+  '|---|---|---|---|---|',
+  ...solve.map(
+    (r) =>
+      `| ${r.case} | ${r.p50_ms} ms | ${r.p99_ms} ms | ${r.max_ms} ms | ${Object.entries(r.statuses)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} |`,
+  ),
+  '',
+  `Through NATS with both services (management and data service in processes of their own, paper portfolios of a 3-ETF policy, the simulated broker):`,
+  '',
+  `- ${flow.operator.portfolios} operator requests (16 clients; written in ${flow.operator.requested_s} s): all answered after ${flow.operator.answered_s} s (**${flow.operator.optimizations_per_s} optimizations/s**), all executed after ${flow.operator.executed_s} s`,
+  `- nightly batch over ${flow.nightly.portfolios} robo-advised portfolios (${flow.nightly.requested} requests written in ${flow.nightly.batch_write_s} s): the ${NIGHTLY} new ones answered after ${flow.nightly.answered_s} s, executed after **${flow.nightly.executed_s} s** (target < 120 s)`,
+].join('\n');
+record('optimizer', figures, markdown);
