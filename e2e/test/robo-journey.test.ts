@@ -49,7 +49,7 @@ describe('robo-advice journeys across both services', function () {
       params: { query: { universe_name: 'GLOBAL', fields: ['INSTRUMENT_TYPE', 'ASSET_CLASS', 'CURRENCY', 'PRICE'] } },
     });
     assert.equal(reference.response.status, 200);
-    const etfs = Object.entries(reference.data!.data as Record<string, Record<string, unknown>>).filter(
+    const etfs = Object.entries((reference.data as { data: Record<string, Record<string, unknown>> }).data).filter(
       ([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && typeof f.price === 'number',
     );
     const of = (assetClass: string) => etfs.filter(([, f]) => f.asset_class === assetClass).map(([isin]) => isin);

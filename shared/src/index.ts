@@ -13,3 +13,4 @@ export * from './idempotency.ts';
 export * from './migrations.ts';
 export * from './revocation-cache.ts';
 export * from './messages.ts';
+export * from './jetstream-worker.ts';

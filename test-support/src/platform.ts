@@ -30,8 +30,8 @@ export async function testSigningKey(): Promise<string> {
 
 /**
  * Both services in this process on free ports, against a fresh database cloned from the template
- * and the run's NATS server (or, with `ownNats`, a NATS server of its own): the real stack, as
- * `npm start` runs it.
+ * and the run's NATS server (or, with `ownNats`, a NATS server of its own, and the optimizer on):
+ * the real stack, as `npm start` runs it.
  */
 export async function startTestPlatform(env: Record<string, string> = {}, options: { ownNats?: boolean } = {}): Promise<TestPlatform> {
   const resources = new Resources();
@@ -39,7 +39,16 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     const database = resources.add(await createTestDatabase(), (d) => d.drop());
     const natsUrl = options.ownNats ? resources.add(await startOwnNats(), (n) => n.stop()).url : testNatsUrl();
     const logger = createLogger('test', process.env.LOG_LEVEL ?? 'error');
-    const common = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url, NATS_URL: natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' };
+    // On the run's shared NATS server the optimizer stays off unless a test turns it on: its
+    // durable consumer would answer other tests' requests, and its results land while they run.
+    const common = {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: database.url,
+      NATS_URL: natsUrl,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      ...(options.ownNats ? {} : { OPTIMIZER: 'false' }),
+    };
     const management = resources.add(
       await startManagementService(loadManagementConfig({ ...common, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }), logger),
       (m) => m.stop(),
