@@ -56,6 +56,12 @@ export const dataSettings = {
     default: 5_000,
     parse: parsers.integer(0, 60_000),
   },
+  DEGRADED_MAX_MS: {
+    description:
+      'while Postgres does not answer, how long this replica keeps serving reads from its cached tenant data and API-key checks (degraded; writes are refused) before it refuses reads too with 503 (0: never degrade)',
+    default: 300_000,
+    parse: parsers.integer(0, 86_400_000),
+  },
   BODY_LIMIT_BYTES: {
     description: 'largest accepted request body (reference queries of 100,000 ISINs are about 1.6 MB)',
     default: 8 * 1_048_576,

@@ -1,6 +1,7 @@
 import pg from 'pg';
-import { Resources, connectNats, createRevocationCache, listen, type Logger } from '@platform/shared';
-import { createApiKeyVerifier, readApiKeyRevocations } from './auth/api-keys.ts';
+import { Resources, connectNats, createRevocationCache, isUnavailable, listen, type Logger } from '@platform/shared';
+import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
+import { Outage, type OutageChange } from './domain/outage.ts';
 import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
 import { openDuckStore } from './store/duckdb.ts';
@@ -36,7 +37,9 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     // would otherwise stop the process; the pool drops that connection and opens another.
     pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
-    const tenants = new TenantCache(pool, duck, logger);
+    // One view of Postgres for the whole replica: tenant data, API keys and /readyz (docs/adr/0025-data-service-degraded.md).
+    const outage = new Outage(config.DEGRADED_MAX_MS, Date.now, (change) => logOutage(logger, change, config.DEGRADED_MAX_MS));
+    const tenants = new TenantCache(pool, duck, logger, outage);
     if (config.OPTIMIZER) {
       const optimize = await loadOptimizer({ timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
       const facts = instrumentFacts(duck, tenants);
@@ -52,10 +55,26 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       verifier: createApiKeyVerifier(
         pool,
         config.API_KEY_CACHE_MS,
-        createRevocationCache({ read: (tenantId) => readApiKeyRevocations(pool, tenantId), checkMs: config.TOKEN_REVOCATION_CHECK_MS }),
+        createRevocationCache({
+          read: revocationsThroughOutage((tenantId) => readApiKeyRevocations(pool, tenantId), outage),
+          checkMs: config.TOKEN_REVOCATION_CHECK_MS,
+        }),
+        outage,
       ),
       // Also not ready before the management service has migrated the data service's tables.
-      postgresAnswers: () => pool.query('select 1 from data_tenant_versions limit 1'),
+      // Degraded is ready: the replica still serves reads, so it stays behind the load balancer.
+      postgresAnswers: async () => {
+        try {
+          await pool.query('select 1 from data_tenant_versions limit 1');
+        } catch (error) {
+          if (!isUnavailable(error)) throw error;
+          outage.unreachable();
+          if (outage.mode() === 'degraded') return 'degraded';
+          throw error;
+        }
+        outage.reachable();
+        return 'ok';
+      },
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
     });
@@ -70,4 +89,16 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       },
     };
   });
+}
+
+function logOutage(logger: Logger, change: OutageChange, maxMs: number): void {
+  if (maxMs === 0) {
+    // Never degraded: every request that needs Postgres is refused while it does not answer.
+    if (change.to === 'degraded') logger.warn('Postgres does not answer: refusing what needs it (DEGRADED_MAX_MS is 0)');
+    else if (change.to === 'ok') logger.info('Postgres answers again', { after_ms: change.afterMs });
+    return;
+  }
+  if (change.to === 'degraded') logger.warn('Postgres does not answer: serving reads from cached tenant data and API keys, refusing writes', { max_ms: maxMs });
+  else if (change.to === 'expired') logger.error('Postgres still does not answer after DEGRADED_MAX_MS: refusing reads too', { after_ms: change.afterMs });
+  else logger.info('Postgres answers again: no longer degraded', { after_ms: change.afterMs });
 }

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type pg from 'pg';
 import { forbidden, unauthenticated, type RevocationCache, type TenantRevocations } from '@platform/shared';
+import { Outage } from '../domain/outage.ts';
 
 /** An analyst's request, proven by an API key of the tenant named in X-TENANT-ID. */
 export type DataPrincipal = { tenantId: string };
@@ -20,13 +21,34 @@ export async function readApiKeyRevocations(pool: pg.Pool, tenantId: string): Pr
 }
 
 /**
+ * Reads a tenant's revocations through `outage`: while Postgres does not answer and the replica is
+ * degraded, the state last read for the tenant (a key known revoked stays refused); a tenant never
+ * read is refused with 503 (docs/adr/0025-data-service-degraded.md).
+ */
+export function revocationsThroughOutage(read: (tenantId: string) => Promise<TenantRevocations>, outage: Outage) {
+  const lastRead = new Map<string, TenantRevocations>();
+  return (tenantId: string): Promise<TenantRevocations> =>
+    outage.read(
+      async () => {
+        const state = await read(tenantId);
+        if (!lastRead.has(tenantId) && lastRead.size >= 10_000) lastRead.clear();
+        lastRead.set(tenantId, state);
+        return state;
+      },
+      () => lastRead.get(tenantId),
+    );
+}
+
+/**
  * Checks `X-Api-Key` against the SHA-256 digests of the API keys (the management database is
  * the source of truth). A key of another tenant than `X-TENANT-ID` is a 403. What a digest names
  * is cached for `cacheMs`; whether that key is still unrevoked and its tenant enabled comes from
  * `revocations` (read once per tenant and TOKEN_REVOCATION_CHECK_MS), so a revoked key stops
- * within that bound however long the lookup is cached.
+ * within that bound however long the lookup is cached. While Postgres does not answer and `outage`
+ * says degraded, a lookup whose cache time has run out is used as it was (a key never looked up is
+ * a 503, never accepted unverified).
  */
-export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number, revocations: RevocationCache) {
+export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number, revocations: RevocationCache, outage: Outage = new Outage(0, Date.now)) {
   const cache = new Map<string, { key: { id: string; tenantId: string } | null; until: number }>();
 
   const keyOf = async (apiKey: string): Promise<{ id: string; tenantId: string } | null> => {
@@ -34,12 +56,20 @@ export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number, revocations
     const cacheKey = digest.toString('hex');
     const cached = cache.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.key;
-    const { rows } = await pool.query<{ id: string; tenant_id: string }>(
-      `select k.id, k.tenant_id from api_keys k join tenants t on t.id = k.tenant_id
-        where k.key_hash = $1 and k.revoked_at is null and t.disabled_at is null`,
-      [digest],
+    const looked = await outage.read(
+      async () => {
+        const { rows } = await pool.query<{ id: string; tenant_id: string }>(
+          `select k.id, k.tenant_id from api_keys k join tenants t on t.id = k.tenant_id
+            where k.key_hash = $1 and k.revoked_at is null and t.disabled_at is null`,
+          [digest],
+        );
+        return { key: rows[0] ? { id: rows[0].id, tenantId: rows[0].tenant_id } : null, fresh: true };
+      },
+      // The lookup as it was: not cached anew, so it is asked again on the next request.
+      () => (cached ? { key: cached.key, fresh: false } : undefined),
     );
-    const key = rows[0] ? { id: rows[0].id, tenantId: rows[0].tenant_id } : null;
+    if (!looked.fresh) return looked.key;
+    const key = looked.key;
     if (cache.size > 10_000) cache.clear();
     cache.set(cacheKey, { key, until: Date.now() + cacheMs });
     return key;

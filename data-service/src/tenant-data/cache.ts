@@ -3,6 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type pg from 'pg';
 import type { Logger } from '@platform/shared';
 import { InvalidValue } from '../domain/errors.ts';
+import { Outage } from '../domain/outage.ts';
 import type { DuckStore } from '../store/duckdb.ts';
 import { readSnapshot, readVersion, writeTenantData, type TenantSnapshot } from './postgres.ts';
 
@@ -25,6 +26,10 @@ export type TenantChange<T> = {
  * exactly the version before the write, otherwise the tenant is marked stale and its next read
  * reloads. Every replica therefore answers with what Postgres holds when the request started,
  * including the writes made through other replicas.
+ *
+ * While Postgres does not answer, `outage` decides whether a tenant loaded before is served from
+ * its cached rows (degraded, for a bounded time) or refused; a tenant this replica never loaded is
+ * refused (docs/adr/0025-data-service-degraded.md). Writes always need Postgres.
  */
 export class TenantCache {
   private readonly loaded = new Map<string, number>();
@@ -35,10 +40,22 @@ export class TenantCache {
     private readonly pool: pg.Pool,
     private readonly duck: DuckStore,
     private readonly logger: Logger,
+    /** Default: never serve cached rows while Postgres does not answer. */
+    private readonly outage: Outage = new Outage(0, Date.now),
   ) {}
 
-  /** Brings the tenant's cached rows to Postgres's current version; returns that version (0: no data). */
-  async ensureFresh(tenant: string): Promise<number> {
+  /**
+   * Brings the tenant's cached rows to Postgres's current version; returns that version (0: no
+   * data). While Postgres does not answer and the replica is degraded: the version loaded before.
+   */
+  ensureFresh(tenant: string): Promise<number> {
+    return this.outage.read(
+      () => this.refresh(tenant),
+      () => this.loaded.get(tenant),
+    );
+  }
+
+  private async refresh(tenant: string): Promise<number> {
     const current = await readVersion(this.pool, tenant);
     if (this.loaded.get(tenant) === current) return current;
     return this.locked(tenant, async () => {

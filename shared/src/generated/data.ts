@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when every dependency (DuckDB store, NATS) answers, otherwise 503 `unavailable` with the result of each check in `checks`.
+         * @description Answers 200 when every dependency (DuckDB store, Postgres, NATS) answers, otherwise 503 `unavailable` with the result of each check in `checks`. While Postgres does not answer for less than `DEGRADED_MAX_MS`, the service serves reads from its cache and refuses writes: 200 with status `degraded` and `postgres: degraded` (it stays behind the load balancer).
          */
         get: operations["readyz"];
         put?: never;
@@ -474,15 +474,15 @@ export interface components {
          *     }
          */
         HealthChecks: {
-            [key: string]: "ok" | "fail";
+            [key: string]: "ok" | "degraded" | "failing";
         };
-        /** @description Readiness answer when every dependency answers. */
+        /** @description Readiness answer when every dependency answers, or the service serves degraded. */
         Readiness: {
             /**
-             * @description Always `ok` in a 200 answer.
-             * @constant
+             * @description `ok` when every dependency answers; `degraded` while Postgres does not and reads are served from the cache.
+             * @enum {string}
              */
-            status: "ok";
+            status: "ok" | "degraded";
             checks: components["schemas"]["HealthChecks"];
         };
         /**
@@ -1293,7 +1293,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every dependency answers. */
+            /** @description Every dependency answers, or Postgres does not and the service serves degraded. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -38,7 +38,10 @@ export type HandlerResult = {
 
 export type OperationHandler<P> = (ctx: HandlerContext<P>) => Promise<HandlerResult>;
 
-/** Checks of /readyz: each resolves when its dependency answers and rejects otherwise. */
+/**
+ * Checks of /readyz: each resolves when its dependency answers and rejects otherwise; one that
+ * resolves to 'degraded' does not answer but the service still serves without it (200 `degraded`).
+ */
 export type ReadinessChecks = Record<string, () => Promise<unknown>>;
 
 export type ApiAppOptions<P> = {
@@ -295,16 +298,15 @@ async function readiness(checks: ReadinessChecks): Promise<HandlerResult> {
   const results = await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
       try {
-        await check();
-        return [name, 'ok'] as const;
+        return [name, (await check()) === 'degraded' ? 'degraded' : 'ok'] as const;
       } catch {
         return [name, 'failing'] as const;
       }
     }),
   );
   const summary = Object.fromEntries(results);
-  if (results.every(([, state]) => state === 'ok')) return { status: 200, body: { status: 'ok', checks: summary } };
-  const failing = results.filter(([, state]) => state !== 'ok').map(([name]) => name);
+  const failing = results.filter(([, state]) => state === 'failing').map(([name]) => name);
+  if (failing.length === 0) return { status: 200, body: { status: results.some(([, state]) => state === 'degraded') ? 'degraded' : 'ok', checks: summary } };
   throw new ProblemError(503, 'unavailable', `Not ready: ${failing.join(', ')} not answering.`, { checks: summary });
 }
 
