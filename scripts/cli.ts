@@ -1,5 +1,5 @@
 // `npm run cli -- <command>`: the platform team's tool for tenants and their credentials, and for
-// the data service's reference data and tenant universes. Uses DATABASE_URL, or the local database
+// the data service's reference data and tenant universes. Uses DATABASE_URL (or the file DATABASE_URL_FILE names), or the local database
 // of a running `npm start` (.data/platform.json); `data sample` and `data ingest` need no database.
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -21,6 +21,8 @@ import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } 
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  // A mounted Secret file, as the services read it (Kubernetes: k8s/README.md).
+  if (process.env.DATABASE_URL_FILE) return readFileSync(process.env.DATABASE_URL_FILE, 'utf8').trim();
   const local = `${process.env.PLATFORM_DATA_DIR ?? '.data'}/platform.json`;
   if (existsSync(local)) return (JSON.parse(readFileSync(local, 'utf8')) as { database_url: string }).database_url;
   throw new Error('Set DATABASE_URL to the management database (or run `npm start`, whose local database the CLI then uses).');
