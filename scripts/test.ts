@@ -73,12 +73,14 @@ function codeChecksPass(): boolean {
   const checks: [name: string, script: string][] = [
     ['lint', 'lint'],
     ['format', 'format:check'],
+    // Both overlays rendered and every object validated against the Kubernetes schemas, offline.
+    ['Kubernetes manifests', 'k8s:check'],
   ];
   for (const [name, script] of checks) {
     log(`npm run ${script}`);
     const run = spawnSync('npm', ['run', '-s', script], { stdio: 'inherit' });
     if (run.status !== 0) {
-      console.error(`[test] ${name} check failed: fix it (npm run lint -- --fix, npm run format) and run again`);
+      console.error(`[test] ${name} check failed: fix what it says (npm run lint -- --fix, npm run format) and run again`);
       return false;
     }
   }

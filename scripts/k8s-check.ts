@@ -1,0 +1,286 @@
+// `npm run k8s:check`: renders every kustomization under k8s/overlays and validates each object
+// offline, with no cluster: Kubernetes' own schemas (the kubernetes-models package) with unknown
+// fields refused, the CloudNativePG Cluster against the schema vendored in k8s/schemas, and the
+// NATS Helm values for what the platform needs. The renderer does the part of kustomize these
+// files use (resources, namespace, labels, images, replicas, ConfigMap and Secret generators,
+// patches by kind and name) and refuses any other field, so nothing is passed unrendered; it adds
+// no name hashes. A generator file that .gitignore keeps out of the repository (the dev signing
+// key) is rendered from a stand-in.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+
+type Obj = Record<string, unknown>;
+type Resource = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Obj;
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
+const k8s = join(root, 'k8s');
+const problems: string[] = [];
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const readYaml = (file: string): unknown[] =>
+  parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => {
+      if (d.errors.length) throw new Error(`${relative(root, file)}: ${d.errors.map((e) => e.message).join('; ')}`);
+      return d.toJS() as unknown;
+    })
+    .filter((d) => d !== null);
+
+const CLUSTER_SCOPED = new Set(['Namespace', 'PersistentVolume', 'ClusterRole', 'ClusterRoleBinding', 'StorageClass', 'CustomResourceDefinition']);
+const KUSTOMIZATION_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'namespace',
+  'resources',
+  'labels',
+  'images',
+  'replicas',
+  'configMapGenerator',
+  'secretGenerator',
+  'patches',
+]);
+
+/** Strategic merge as kustomize does it for these files: maps merge, lists of named items merge by name (volumeMounts by mountPath), other lists are replaced. */
+function merge(base: unknown, patch: unknown): unknown {
+  if (isObj(base) && isObj(patch)) {
+    const out: Obj = { ...base };
+    for (const [k, v] of Object.entries(patch)) out[k] = k in base ? merge(base[k], v) : v;
+    return out;
+  }
+  if (Array.isArray(base) && Array.isArray(patch) && patch.every(isObj) && base.every(isObj)) {
+    const key = patch.every((p) => 'name' in p) ? 'name' : patch.every((p) => 'mountPath' in p) ? 'mountPath' : undefined;
+    if (!key) return patch;
+    const out = base.map((b) => {
+      const p = patch.find((x) => x[key] === b[key]);
+      return p ? merge(b, p) : b;
+    });
+    return [...out, ...patch.filter((p) => !base.some((b) => b[key] === p[key]))];
+  }
+  return patch;
+}
+
+function gitIgnored(file: string): boolean {
+  const patterns = readFileSync(join(root, '.gitignore'), 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'));
+  const rel = relative(root, file);
+  return patterns.some((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`).test(rel));
+}
+
+function generate(dir: string, kind: 'ConfigMap' | 'Secret', g: Obj): Resource {
+  const data: Record<string, string> = {};
+  for (const literal of (g.literals as string[] | undefined) ?? []) {
+    const at = literal.indexOf('=');
+    data[literal.slice(0, at)] = literal.slice(at + 1);
+  }
+  for (const entry of (g.files as string[] | undefined) ?? []) {
+    const at = entry.indexOf('=');
+    const path = at < 0 ? entry : entry.slice(at + 1);
+    const key = at < 0 ? basename(entry) : entry.slice(0, at);
+    const file = join(dir, path);
+    if (existsSync(file)) data[key] = readFileSync(file, 'utf8');
+    else if (gitIgnored(file)) data[key] = 'stand-in for a git-ignored file';
+    else throw new Error(`${relative(root, dir)}: generator ${String(g.name)} names the missing file ${path}`);
+  }
+  const encoded = kind === 'Secret' ? Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) : data;
+  return { apiVersion: 'v1', kind, metadata: { name: String(g.name) }, data: encoded, ...(kind === 'Secret' ? { type: 'Opaque' } : {}) };
+}
+
+function podSpecs(r: Resource): Obj[] {
+  const spec = r.spec as Obj | undefined;
+  const template = (spec?.template ?? (spec?.jobTemplate as Obj | undefined)?.spec) as Obj | undefined;
+  const pod = (template?.template ?? template) as Obj | undefined;
+  return pod && isObj(pod.spec) ? [pod.spec] : [];
+}
+
+/** Renders one kustomization directory into its objects. */
+export function render(dir: string): Resource[] {
+  const file = join(dir, 'kustomization.yaml');
+  const k = parseYaml(readFileSync(file, 'utf8')) as Obj;
+  for (const field of Object.keys(k)) if (!KUSTOMIZATION_FIELDS.has(field)) throw new Error(`${relative(root, file)}: the check cannot render "${field}"`);
+  let out: Resource[] = [];
+  for (const entry of (k.resources as string[] | undefined) ?? []) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) out.push(...render(path));
+    else out.push(...(readYaml(path) as Resource[]));
+  }
+  for (const [kind, list] of [
+    ['ConfigMap', k.configMapGenerator],
+    ['Secret', k.secretGenerator],
+  ] as const) {
+    for (const g of (list as Obj[] | undefined) ?? []) {
+      const made = generate(dir, kind, g);
+      const existing = out.find((r) => r.kind === kind && r.metadata.name === made.metadata.name);
+      if (g.behavior === 'merge') {
+        if (!existing) throw new Error(`${relative(root, file)}: ${kind} ${made.metadata.name} to merge is not in the resources`);
+        existing.data = { ...(existing.data as Obj), ...(made.data as Obj) };
+      } else if (existing) throw new Error(`${relative(root, file)}: ${kind} ${made.metadata.name} generated twice`);
+      else out.push(made);
+    }
+  }
+  for (const p of (k.patches as { path: string }[] | undefined) ?? []) {
+    for (const patch of readYaml(join(dir, p.path)) as Resource[]) {
+      const at = out.findIndex((r) => r.kind === patch.kind && r.metadata.name === patch.metadata.name);
+      if (at < 0) throw new Error(`${relative(root, file)}: patch ${p.path} matches no ${patch.kind} ${patch.metadata.name}`);
+      out[at] = merge(out[at], patch) as Resource;
+    }
+  }
+  for (const r of (k.replicas as { name: string; count: number }[] | undefined) ?? []) {
+    const target = out.find((o) => ['Deployment', 'StatefulSet'].includes(o.kind) && o.metadata.name === r.name);
+    if (!target) throw new Error(`${relative(root, file)}: replicas for ${r.name}, which is not rendered`);
+    (target.spec as Obj).replicas = r.count;
+  }
+  for (const image of (k.images as { name: string; newName?: string; newTag?: string }[] | undefined) ?? []) {
+    for (const spec of out.flatMap(podSpecs)) {
+      for (const c of [...((spec.containers as Obj[]) ?? []), ...((spec.initContainers as Obj[]) ?? [])]) {
+        const [name, tag] = String(c.image).split(':');
+        if (name === image.name) c.image = `${image.newName ?? name}:${image.newTag ?? tag ?? 'latest'}`;
+      }
+    }
+  }
+  if (typeof k.namespace === 'string') {
+    for (const r of out) if (!CLUSTER_SCOPED.has(r.kind)) r.metadata.namespace = k.namespace;
+  }
+  for (const l of (k.labels as { pairs: Record<string, string>; includeSelectors?: boolean }[] | undefined) ?? []) {
+    if (l.includeSelectors) throw new Error(`${relative(root, file)}: the check renders labels without selectors only`);
+    for (const r of out) r.metadata.labels = { ...r.metadata.labels, ...l.pairs };
+  }
+  out = out.map((r) => structuredClone(r));
+  return out;
+}
+
+/**
+ * Runs a precompiled Kubernetes schema validator on a copy of the object whose reads are recorded:
+ * a key of an object the validator looked into (and did not enumerate as a map) that it never read
+ * is a field the schema does not have, which the API server would drop or refuse.
+ */
+function unknownFields(validate: (data: unknown) => boolean, data: unknown): { valid: boolean; errors: unknown; unknown: string[] } {
+  const visits = new Map<Obj, { path: string; read: Set<string>; enumerated: boolean }>();
+  const wrap = (value: unknown, path: string): unknown => {
+    if (!isObj(value) && !Array.isArray(value)) return value;
+    if (isObj(value) && !visits.has(value)) visits.set(value, { path, read: new Set(), enumerated: false });
+    return new Proxy(value, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver) as unknown;
+        if (typeof key !== 'string') return v;
+        if (isObj(target)) visits.get(target)!.read.add(key);
+        return wrap(v, `${path}/${key}`);
+      },
+      ownKeys(target) {
+        if (isObj(target)) visits.get(target)!.enumerated = true;
+        return Reflect.ownKeys(target);
+      },
+    });
+  };
+  const valid = validate(wrap(data, ''));
+  const unknown: string[] = [];
+  for (const [object, visit] of visits) {
+    if (visit.enumerated || visit.read.size === 0) continue;
+    for (const key of Object.keys(object)) if (!visit.read.has(key)) unknown.push(`${visit.path}/${key}`);
+  }
+  return { valid, errors: (validate as unknown as { errors?: unknown }).errors, unknown };
+}
+
+async function kubernetesValidator(r: Resource): Promise<((data: unknown) => boolean) | undefined> {
+  const slash = r.apiVersion.indexOf('/');
+  const group = slash < 0 ? 'core' : r.apiVersion.slice(0, slash).replace(/\..*$/, '');
+  const version = r.apiVersion.slice(slash + 1);
+  const capital = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+  const name = `IoK8sApi${capital(group)}${capital(version)}${r.kind}`;
+  try {
+    return ((await import(`kubernetes-models/_schemas/${name}`)) as { validate: (data: unknown) => boolean }).validate;
+  } catch {
+    return undefined;
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+const crdSchemas: Record<string, (data: unknown) => boolean> = {
+  'postgresql.cnpg.io/v1/Cluster': ajv.compile(JSON.parse(readFileSync(join(k8s, 'schemas', 'cnpg-cluster.schema.json'), 'utf8')) as object),
+};
+
+/** What the platform asks of every pod (k8s/README.md, Security). */
+function podRules(r: Resource): string[] {
+  const found: string[] = [];
+  for (const spec of podSpecs(r)) {
+    const security = (spec.securityContext ?? {}) as Obj;
+    if (security.runAsNonRoot !== true) found.push('pod securityContext.runAsNonRoot is not true');
+    for (const c of (spec.containers as Obj[]) ?? []) {
+      const cs = (c.securityContext ?? {}) as Obj;
+      const resources = (c.resources ?? {}) as Obj;
+      if (cs.readOnlyRootFilesystem !== true) found.push(`container ${String(c.name)}: readOnlyRootFilesystem is not true`);
+      if (cs.allowPrivilegeEscalation !== false) found.push(`container ${String(c.name)}: allowPrivilegeEscalation is not false`);
+      if (!isObj(resources.requests) || !isObj(resources.limits)) found.push(`container ${String(c.name)}: resource requests and limits are not both set`);
+      for (const env of (c.env as Obj[] | undefined) ?? []) {
+        if (isObj(env.valueFrom) && 'secretKeyRef' in env.valueFrom)
+          found.push(`container ${String(c.name)}: ${String(env.name)} comes from a Secret as a variable, not a file`);
+      }
+    }
+  }
+  return found;
+}
+
+async function checkObjects(label: string, objects: Resource[]): Promise<void> {
+  const names = new Set<string>();
+  for (const r of objects) {
+    const id = `${label}: ${r.kind} ${r.metadata?.namespace ?? ''}/${r.metadata?.name}`;
+    const key = `${r.apiVersion}/${r.kind}/${r.metadata?.namespace}/${r.metadata?.name}`;
+    if (names.has(key)) problems.push(`${id}: rendered twice`);
+    names.add(key);
+    const crd = crdSchemas[`${r.apiVersion}/${r.kind}`];
+    if (crd) {
+      if (!crd(r)) problems.push(`${id}: ${ajv.errorsText((crd as unknown as { errors: never }).errors)}`);
+    } else {
+      const validate = await kubernetesValidator(r);
+      if (!validate) {
+        problems.push(`${id}: no schema for ${r.apiVersion} ${r.kind}`);
+        continue;
+      }
+      const result = unknownFields(validate, r);
+      if (!result.valid) problems.push(`${id}: ${JSON.stringify(result.errors)}`);
+      for (const field of result.unknown) problems.push(`${id}: unknown field ${field}`);
+    }
+    for (const rule of podRules(r)) problems.push(`${id}: ${rule}`);
+  }
+}
+
+function checkNatsValues(file: string): void {
+  const values = parseYaml(readFileSync(file, 'utf8')) as { config?: { jetstream?: { enabled?: boolean }; mqtt?: { enabled?: boolean }; merge?: unknown } };
+  const rel = relative(root, file);
+  if (values.config?.jetstream?.enabled !== true) problems.push(`${rel}: config.jetstream.enabled must be true`);
+  if (values.config?.mqtt?.enabled !== true) problems.push(`${rel}: config.mqtt.enabled must be true`);
+  if (!isObj(values.config?.merge)) problems.push(`${rel}: config.merge (where the authorization goes) must be a map`);
+}
+
+function kustomizations(dir: string): string[] {
+  const found = existsSync(join(dir, 'kustomization.yaml')) ? [dir] : [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) found.push(...kustomizations(join(dir, entry.name)));
+  return found;
+}
+
+async function main(): Promise<void> {
+  for (const dir of kustomizations(join(k8s, 'overlays'))) {
+    const label = relative(root, dir);
+    let objects: Resource[];
+    try {
+      objects = render(dir);
+    } catch (error) {
+      problems.push(`${label}: ${(error as Error).message}`);
+      continue;
+    }
+    const before = problems.length;
+    await checkObjects(label, objects);
+    const kinds = [...new Set(objects.map((o) => o.kind))].join(', ');
+    console.log(`${problems.length === before ? 'ok  ' : 'FAIL'} ${label}: ${objects.length} objects (${kinds})`);
+  }
+  checkNatsValues(join(k8s, 'overlays', 'production', 'dependencies', 'nats-values.yaml'));
+  for (const p of problems) console.error(`  ${p}`);
+  if (problems.length) {
+    console.error(`k8s:check: ${problems.length} problem(s)`);
+    process.exit(1);
+  }
+  console.log('k8s:check: every object is valid');
+}
+
+await main();
