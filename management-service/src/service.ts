@@ -4,6 +4,7 @@ import { createTokenSigner } from './auth/tokens.ts';
 import type { ManagementConfig } from './config.ts';
 import { simulatedBroker } from './broker/simulated.ts';
 import { startForwarders } from './events/forwarder.ts';
+import { logNatsStatus } from './events/nats-status.ts';
 import { startOptimizerResults } from './events/optimizer-results.ts';
 import { startRelay } from './events/relay.ts';
 import { createManagementApp } from './http/app.ts';
@@ -27,6 +28,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       if (applied.length > 0) logger.info('migrations applied', { applied });
     }
     const nats = resources.add(await connectNats(config.NATS_URL, 'management-service'), (n) => n.drain());
+    logNatsStatus(nats, logger);
     await ensureStreams(nats);
     const signer = await createTokenSigner(config.JWT_PRIVATE_KEY, config.JWT_ISSUER, config.ACCESS_TOKEN_TTL_SECONDS);
     const authenticate = createBearerAuthenticator({

@@ -18,11 +18,36 @@ describe('management HTTP behaviour', () => {
   });
   after(() => platform.stop());
 
-  it('answers /livez, and /readyz with the state of Postgres and NATS', async () => {
+  it('answers /livez, and /readyz with the state of Postgres (NATS is not part of it)', async () => {
     assert.deepEqual((await call(url('/livez'))).body, { status: 'ok' });
     const ready = await call(url('/readyz'));
     assert.equal(ready.status, 200);
-    assert.deepEqual(ready.body.checks, { postgres: 'ok', nats: 'ok' });
+    assert.deepEqual(ready.body.checks, { postgres: 'ok' });
+  });
+
+  it('stays ready while NATS is away: the outbox keeps the events', async () => {
+    const signer = await createTokenSigner(await testSigningKey(), 'investment-platform', 300);
+    const logger = createLogger('test', 'error');
+    const nats = await connectNats(testNatsUrl(), 'readiness-without-nats');
+    await nats.close();
+    const app = await createManagementApp({
+      db: platform.database.db,
+      nats,
+      signer,
+      authenticate: createBearerAuthenticator({ signer, revocations: { get: async () => ({ active: true, revoked: new Set() }) } }),
+      logger,
+      bodyLimitBytes: 1024,
+      refreshTtlSeconds: 60,
+      idempotency: { retentionDays: 7, waitMs: 1000 },
+    });
+    const server = await listen(app, '127.0.0.1', 0, 1000, logger);
+    try {
+      const res = await call(`${server.url}/readyz`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.checks, { postgres: 'ok' });
+    } finally {
+      await server.close();
+    }
   });
 
   it('creates the JetStream streams of the contracts at start', async () => {
@@ -95,7 +120,7 @@ describe('management HTTP behaviour', () => {
     try {
       const res = await call(`${server.url}/readyz`);
       assertProblem(res, 503, 'unavailable');
-      assert.deepEqual(res.body.checks, { postgres: 'failing', nats: 'ok' });
+      assert.deepEqual(res.body.checks, { postgres: 'failing' });
     } finally {
       await server.close();
       await deadDb.destroy();

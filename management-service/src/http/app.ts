@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
+import { createApiApp, loadContract, type Logger, type NatsConnection } from '@platform/shared';
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
@@ -56,11 +56,10 @@ export async function createManagementApp(deps: ManagementDeps) {
     },
     securityHandlers: { bearerAuth: deps.authenticate },
     principal: (security) => security.bearerAuth as Principal,
+    // NATS is not part of readiness: requests are served and the outbox keeps the events while it
+    // is away (events/nats-status.ts logs it).
     readiness: {
       postgres: () => databaseAnswers(deps.db),
-      nats: async () => {
-        if (!(await natsAnswers(deps.nats))) throw new Error('NATS does not answer');
-      },
     },
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
