@@ -18,6 +18,7 @@ import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { writeTenantData } from '../data-service/src/tenant-data/postgres.ts';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '../data-service/src/tenant-data/universes.ts';
+import { addBusCredentialCommands } from './lib/bus-credentials-cli.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -90,6 +91,8 @@ apiKey
   .command('revoke <id>')
   .description('revoke an API key')
   .action((id: string) => withDb(async (db) => ({ revoked: await revokeApiKey(db, id) })));
+
+addBusCredentialCommands(program, withDb, () => knex({ client: 'pg', connection: databaseUrl(), pool: { min: 0, max: 2 } }));
 
 const destination = program.command('destination').description("a tenant's own message bus that receives its events");
 destination

@@ -45,6 +45,9 @@ export const dataSettings = {
     parse: parsers.integer(1, 500),
   },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
+  // The service's own user on the bus (docs/adr/0026-bus-authorization.md); credentials in NATS_URL work too.
+  NATS_USER: { description: 'user name on the NATS server (e.g. data-service); none: the one in NATS_URL, if any', parse: parsers.string },
+  NATS_PASSWORD: { description: 'password of NATS_USER', secret: true, parse: parsers.string },
   API_KEY_CACHE_MS: {
     description: 'how long the tenant and id an API key names are cached (revocation is checked every TOKEN_REVOCATION_CHECK_MS regardless)',
     default: 30_000,

@@ -36,7 +36,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     // An idle connection that Postgres ends (a restart: 57P01) is an 'error' of the pool, which
     // would otherwise stop the process; the pool drops that connection and opens another.
     pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));
-    const nats = resources.add(await connectNats(config.NATS_URL, 'data-service'), (n) => n.drain());
+    const nats = resources.add(await connectNats(config.NATS_URL, 'data-service', { user: config.NATS_USER, pass: config.NATS_PASSWORD }), (n) => n.drain());
     // One view of Postgres for the whole replica: tenant data, API keys and /readyz (docs/adr/0025-data-service-degraded.md).
     const outage = new Outage(config.DEGRADED_MAX_MS, Date.now, (change) => logOutage(logger, change, config.DEGRADED_MAX_MS));
     const tenants = new TenantCache(pool, duck, logger, outage);

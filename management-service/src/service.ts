@@ -27,7 +27,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       const applied = await migrateLatest(db);
       if (applied.length > 0) logger.info('migrations applied', { applied });
     }
-    const nats = resources.add(await connectNats(config.NATS_URL, 'management-service'), (n) => n.drain());
+    const nats = resources.add(await connectNats(config.NATS_URL, 'management-service', { user: config.NATS_USER, pass: config.NATS_PASSWORD }), (n) => n.drain());
     logNatsStatus(nats, logger);
     await ensureStreams(nats);
     const signer = await createTokenSigner(config.JWT_PRIVATE_KEY, config.JWT_ISSUER, config.ACCESS_TOKEN_TTL_SECONDS);

@@ -9,6 +9,7 @@ export * from './lifecycle.ts';
 export * from './http/app.ts';
 export * from './http/contract.ts';
 export * from './http/server.ts';
+export * from './http/rate-limit.ts';
 export * from './idempotency.ts';
 export * from './migrations.ts';
 export * from './revocation-cache.ts';

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { Resources, createLogger, newUlid } from '@platform/shared';
+import { Resources, createLogger, newUlid, type Logger, type SpanExporter } from '@platform/shared';
 import { loadManagementConfig } from '../../management-service/src/config.ts';
 import { startManagementService } from '../../management-service/src/service.ts';
 import { createAccessKey, createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
 import { loadDataConfig } from '../../data-service/src/config.ts';
 import { startDataService, type DataService } from '../../data-service/src/service.ts';
-import { createTestDatabase, startOwnNats, testNatsUrl, testWorkDir, type TestDatabase } from './database.ts';
+import { createTestDatabase, startOwnNats, testNatsUrl, testServiceNatsUrls, testWorkDir, type TestDatabase } from './database.ts';
+import type { NatsServer } from './nats-server.ts';
 
 export type TestTenant = { tenantId: string; accessKeyId: string; secret: string; apiKey: string };
 
@@ -14,10 +15,14 @@ export type TestPlatform = {
   database: TestDatabase;
   managementUrl: string;
   dataUrl: string;
-  /** The NATS server both services use. */
+  /** The NATS server both services use, with the credentials of a user without limits. */
   natsUrl: string;
+  /** The platform's own NATS server (`ownNats`): its users file and reload, for bus credentials. */
+  natsServer?: NatsServer;
   /** The data service running in this process (its simulation counts). */
   dataService: DataService;
+  /** Where each service answers GET /metrics (docs/adr/0024-observability.md). */
+  metricsUrls: { management: string; data: string };
   /** Creates a tenant with one access key and one API key. */
   tenant: (id?: string, options?: { brokerIntegration?: 'CLIENT' | 'SERVICE' }) => Promise<TestTenant>;
   stop: () => Promise<void>;
@@ -33,12 +38,23 @@ export async function testSigningKey(): Promise<string> {
  * and the run's NATS server (or, with `ownNats`, a NATS server of its own, and the optimizer on):
  * the real stack, as `npm start` runs it.
  */
-export async function startTestPlatform(env: Record<string, string> = {}, options: { ownNats?: boolean } = {}): Promise<TestPlatform> {
+export type TestPlatformOptions = {
+  ownNats?: boolean;
+  /** The services' logger (a test that reads their log lines); by default JSON lines at LOG_LEVEL. */
+  logger?: Logger;
+  /** Receives every span both services end (by default none is exported). */
+  spanExporter?: SpanExporter;
+};
+
+export async function startTestPlatform(env: Record<string, string> = {}, options: TestPlatformOptions = {}): Promise<TestPlatform> {
   const resources = new Resources();
   return resources.build(async () => {
     const database = resources.add(await createTestDatabase(), (d) => d.drop());
-    const natsUrl = options.ownNats ? resources.add(await startOwnNats(), (n) => n.stop()).url : testNatsUrl();
-    const logger = createLogger('test', process.env.LOG_LEVEL ?? 'error');
+    const ownNats = options.ownNats ? resources.add(await startOwnNats(), (n) => n.stop()) : undefined;
+    const natsUrl = ownNats?.url ?? testNatsUrl();
+    // Each service logs in as itself, with only its permissions (docs/adr/0026-bus-authorization.md).
+    const serviceUrls = ownNats?.serviceUrls ?? testServiceNatsUrls();
+    const logger = options.logger ?? createLogger('test', process.env.LOG_LEVEL ?? 'error');
     // On the run's shared NATS server the optimizer stays off unless a test turns it on: its
     // durable consumer would answer other tests' requests, and its results land while they run.
     const common = {
@@ -50,24 +66,31 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
       ...(options.ownNats ? {} : { OPTIMIZER: 'false' }),
     };
     const management = resources.add(
-      await startManagementService(loadManagementConfig({ ...common, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }), logger),
+      await startManagementService(
+        loadManagementConfig({ ...common, NATS_URL: serviceUrls.management, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }),
+        logger,
+        { spanExporter: options.spanExporter },
+      ),
       (m) => m.stop(),
     );
     // Every test platform reads the one sample reference file `npm test` generated, unless a test
     // names a directory of its own.
     const dataConfig = loadDataConfig({
       ...common,
+      NATS_URL: serviceUrls.data,
       DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`),
       REFERENCE_DIR: join(testWorkDir(), 'reference'),
       ...env,
     });
-    const data = resources.add(await startDataService(dataConfig, logger), (d) => d.stop());
+    const data = resources.add(await startDataService(dataConfig, logger, { spanExporter: options.spanExporter }), (d) => d.stop());
     return {
       database,
       managementUrl: management.url,
       dataUrl: data.url,
       natsUrl,
+      natsServer: ownNats,
       dataService: data,
+      metricsUrls: { management: management.metricsUrl, data: data.metricsUrl },
       tenant: async (id = `t-${newUlid().toLowerCase()}`, options = {}) => {
         await createTenant(database.db, { id, brokerIntegration: options.brokerIntegration });
         const access = await createAccessKey(database.db, id);

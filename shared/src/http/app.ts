@@ -6,6 +6,7 @@ import { newUlid } from '../ids.ts';
 import type { Logger } from '../logger.ts';
 import { ProblemError, problemBody } from '../problem.ts';
 import { decodeBody, mediaType } from './body.ts';
+import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
 import { unstorableIssues } from './storable.ts';
 import { issuesProblem, validationProblem } from './validation.ts';
@@ -64,6 +65,11 @@ export type ApiAppOptions<P> = {
    * mistake whose contract message would mislead (it throws a domain error or a ProblemError).
    */
   beforeValidation?: (operationId: string, body: unknown) => void;
+  /**
+   * The service's rate limits (docs/adr/0023-rate-limits.md): counted once the caller is known and
+   * before validation; /livez and /readyz are never limited.
+   */
+  rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
 };
 
 type Locals = { requestId: string; log: Logger; operationId?: string; closed: AbortController };
@@ -132,9 +138,13 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       locals(res).operationId = c.operation?.operationId;
       if (c.operation) refuseUnsupportedBody(c.operation as OpenAPIV3_1.OperationObject, req);
     },
-    postSecurityHandler: (c: Context, _req: Request, res: Response) => {
+    postSecurityHandler: async (c: Context, req: Request, res: Response) => {
       const principal = c.security?.authorized ? options.principal(c.security) : undefined;
       if (principal) locals(res).log = locals(res).log.child({ tenant: principal.tenantId });
+      const operationId = c.operation.operationId!;
+      if (options.rateLimits && operationId !== 'livez' && operationId !== 'readyz') {
+        res.set(await applyRateLimits(options.rateLimits, { operationId, principal, address: req.socket.remoteAddress ?? '' }));
+      }
       if (c.security?.authorized || !c.operation.security?.length) {
         refuseUnstorable(c);
         options.beforeValidation?.(c.operation.operationId!, c.request.requestBody);
