@@ -39,6 +39,8 @@ describe('data service while Postgres does not answer', function () {
         // The key and the tenant's state stay cached: the write itself is what needs Postgres.
         API_KEY_CACHE_MS: '600000',
         TOKEN_REVOCATION_CHECK_MS: '60000',
+        // Never degraded: what a replica answers when it may not serve from its cache (degraded.test.ts for the rest).
+        DEGRADED_MAX_MS: '0',
       }),
       logger,
     );
