@@ -65,7 +65,16 @@ async function prepare(): Promise<Record<string, string>> {
   log(`sample reference data generated (400 instruments, 2 years) in ${Date.now() - started} ms`);
 
   const mqtt = nats?.mqttUrl ?? process.env.MQTT_URL;
-  return { TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template, NATS_URL: natsUrl, TEST_WORK_DIR: work, ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}) };
+  // NATS_URL logs in as a user without limits; the test platforms' services as themselves.
+  const services: Record<string, string> = nats ? { TEST_NATS_MANAGEMENT_URL: nats.serviceUrls.management, TEST_NATS_DATA_URL: nats.serviceUrls.data } : {};
+  return {
+    TEST_PG_ADMIN_URL: adminUrl,
+    TEST_PG_TEMPLATE: template,
+    NATS_URL: natsUrl,
+    TEST_WORK_DIR: work,
+    ...services,
+    ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}),
+  };
 }
 
 /** Lint and format checks; they run before the whole suite, not when only some tests are asked for. */

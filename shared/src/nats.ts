@@ -22,8 +22,26 @@ export const streams = {
   platform: { name: 'PLATFORM', subjects: ['platform.>'], maxAgeMs: 7 * DAY_MS },
 } as const;
 
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000 });
+/**
+ * Connects and stays connected, logging in with `credentials.user` when given, else with the user
+ * and password the URL carries (`nats://user:password@host:4222`; docs/adr/0026-bus-authorization.md).
+ */
+export async function connectNats(url: string, name: string, credentials: { user?: string; pass?: string } = {}): Promise<NatsConnection> {
+  const fromUrl = natsCredentials(url);
+  const user = credentials.user ?? fromUrl.user;
+  const pass = credentials.user ? credentials.pass : fromUrl.pass;
+  return connect({ servers: fromUrl.server, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(user ? { user, pass } : {}) });
+}
+
+/** The server address without its credentials, and the credentials (URL-decoded). */
+export function natsCredentials(url: string): { server: string; user?: string; pass?: string } {
+  const parsed = new URL(url);
+  if (!parsed.username) return { server: url };
+  const user = decodeURIComponent(parsed.username);
+  const pass = decodeURIComponent(parsed.password);
+  parsed.username = '';
+  parsed.password = '';
+  return { server: parsed.toString().replace(/\/$/, ''), user, pass };
 }
 
 /** Creates the streams when missing; safe to call from every replica at start. */

@@ -33,6 +33,15 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 export const testNatsUrl = () => env('NATS_URL');
+
+/**
+ * The services' own credentials on the run's NATS server (docs/adr/0026-bus-authorization.md);
+ * a NATS_URL given from outside serves both.
+ */
+export const testServiceNatsUrls = () => ({
+  management: process.env.TEST_NATS_MANAGEMENT_URL ?? testNatsUrl(),
+  data: process.env.TEST_NATS_DATA_URL ?? testNatsUrl(),
+});
 export const testWorkDir = () => env('TEST_WORK_DIR');
 
 /**

@@ -1,13 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connectNats } from '@platform/shared';
+import { hashBusPassword } from '../../management-service/src/admin/bus-credentials.ts';
+import { SERVICE_USERS, busUsers, renderNatsUsers } from '../../management-service/src/bus/nats-users.ts';
+import type { BusUsersSource } from '../../management-service/src/bus/sync.ts';
 import { ensureInstalled } from './os-packages.ts';
 import { waitFor } from './ports.ts';
 import { describeExit, exitOf, stopProcess, type Exit } from './processes.ts';
 
 export type NatsServer = {
+  /** With the credentials of a user without limits: for the tests, benchmarks and tools. */
   url: string;
+  /** Each service's URL with its own credentials and permissions (docs/adr/0026-bus-authorization.md). */
+  serviceUrls: { management: string; data: string };
+  /** The MQTT listener (no credentials in it: a tenant's bus credentials log in). */
   mqttUrl?: string;
+  /** The users file the configuration includes, and the hashes to render it with (bus/sync.ts). */
+  users: { file: string; source: BusUsersSource };
+  /** Makes the server read its configuration again (SIGHUP), as after a change of the users file. */
+  reload: () => void;
   process: ChildProcess;
   /** Settles once nats-server has exited, for whatever reason (also when it already had). */
   exited: Promise<Exit>;
@@ -18,6 +30,9 @@ export type NatsServer = {
 /**
  * Starts nats-server with JetStream on loopback, its state in `dir`, and with `mqttPort` its MQTT
  * listener (MQTT clients read `tenants/<tenant>/events`, the NATS subject `tenants.<tenant>.events`).
+ * Every connection logs in (docs/adr/0026-bus-authorization.md): the services and a local admin
+ * with passwords made for this start, tenants' bus credentials once a renderer (bus/sync.ts) adds
+ * them to the users file.
  */
 export async function startNatsServer(options: {
   port: number;
@@ -29,6 +44,19 @@ export async function startNatsServer(options: {
   const binary = ensureInstalled('nats-server', 'nats-server', options.log, 'or point NATS_URL at a running NATS server with JetStream');
   mkdirSync(`${options.dir}/jetstream`, { recursive: true });
   const configFile = `${options.dir}/nats.conf`;
+  const usersFile = `${options.dir}/users.conf`;
+  // Random passwords of this start; the hashes' cost is low because the passwords are random and
+  // the tests open many connections.
+  const passwords = {
+    management: randomBytes(24).toString('base64url'),
+    data: randomBytes(24).toString('base64url'),
+    admin: randomBytes(24).toString('base64url'),
+  };
+  const source: BusUsersSource = {
+    services: { management: await hashBusPassword(passwords.management, 4), data: await hashBusPassword(passwords.data, 4) },
+    admin: await hashBusPassword(passwords.admin, 4),
+  };
+  writeFileSync(usersFile, renderNatsUsers(busUsers({ ...source, credentials: [] })), { mode: 0o600 });
   writeFileSync(
     configFile,
     [
@@ -38,6 +66,10 @@ export async function startNatsServer(options: {
       `  store_dir: "${options.dir}/jetstream"`,
       `}`,
       ...(options.mqttPort ? [`mqtt {`, `  listen: 127.0.0.1:${options.mqttPort}`, `}`] : []),
+      `authorization {`,
+      // Relative to this file: nats-server resolves includes from the including file's folder.
+      `  include "users.conf"`,
+      `}`,
       '',
     ].join('\n'),
   );
@@ -48,7 +80,8 @@ export async function startNatsServer(options: {
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const url = `nats://127.0.0.1:${options.port}`;
+  const address = (user: string, password: string) => `nats://${user}:${password}@127.0.0.1:${options.port}`;
+  const url = address('admin', passwords.admin);
   const exited = exitOf(child);
   const stop = () => stopProcess(child, { name: 'nats-server', signal: 'SIGTERM', graceMs: 10_000, log: options.log });
   try {
@@ -63,5 +96,14 @@ export async function startNatsServer(options: {
     await stop();
     throw error;
   }
-  return { url, mqttUrl: options.mqttPort ? `mqtt://127.0.0.1:${options.mqttPort}` : undefined, process: child, exited, stop };
+  return {
+    url,
+    serviceUrls: { management: address(SERVICE_USERS.management, passwords.management), data: address(SERVICE_USERS.data, passwords.data) },
+    mqttUrl: options.mqttPort ? `mqtt://127.0.0.1:${options.mqttPort}` : undefined,
+    users: { file: usersFile, source },
+    reload: () => void child.kill('SIGHUP'),
+    process: child,
+    exited,
+    stop,
+  };
 }
