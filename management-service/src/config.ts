@@ -117,6 +117,46 @@ export const managementSettings = {
     default: 5_000,
     parse: parsers.integer(0, 60_000),
   },
+  RATE_LIMIT_WINDOW_SECONDS: {
+    description: 'length of the window of every request limit below (docs/adr/0023-rate-limits.md)',
+    default: 60,
+    parse: parsers.integer(1, 3600),
+  },
+  RATE_LIMIT_ACCESS_KEY: {
+    description:
+      "requests per window of one access key's tokens (a machine client); a tenant's own value (`cli tenant set-limits --requests-per-minute`) wins; 0: no limit",
+    default: 1200,
+    parse: parsers.integer(0, 10_000_000),
+  },
+  RATE_LIMIT_USER: {
+    description: "requests per window of one end user's tokens; a tenant's own value (`--user-requests-per-minute`) wins; 0: no limit",
+    default: 120,
+    parse: parsers.integer(0, 10_000_000),
+  },
+  RATE_LIMIT_ADDRESS: {
+    description: 'requests per window from one client address to the token endpoints (login, refresh-token, user-token); 0: no limit',
+    default: 120,
+    parse: parsers.integer(0, 10_000_000),
+  },
+  LOGIN_FAILURES_FREE: {
+    description:
+      'consecutive failed logins of one access key id that are answered at once; each further one blocks logins of that key for a growing time (LOGIN_BLOCK_SECONDS, doubled up to LOGIN_BLOCK_MAX_SECONDS); a successful login resets the count',
+    default: 5,
+    parse: parsers.integer(1, 1000),
+  },
+  LOGIN_ADDRESS_FAILURES_FREE: {
+    description:
+      'failed logins from one client address within LOGIN_FAILURE_WINDOW_SECONDS that are answered at once; each further one blocks logins from that address the same growing way',
+    default: 20,
+    parse: parsers.integer(1, 100_000),
+  },
+  LOGIN_BLOCK_SECONDS: { description: 'first block after too many failed logins', default: 1, parse: parsers.integer(1, 3600) },
+  LOGIN_BLOCK_MAX_SECONDS: { description: 'longest block after failed logins', default: 300, parse: parsers.integer(1, 3600) },
+  LOGIN_FAILURE_WINDOW_SECONDS: {
+    description: 'how long failed logins are counted, from the first of a series (a success of the key ends its series at once)',
+    default: 900,
+    parse: parsers.integer(1, 86_400),
+  },
   BROKER_SETTLEMENT: { description: 'execute broker instructions (SERVICE integration) in this process', default: true, parse: parsers.boolean },
   BROKER_SIMULATED_LATENCY_MS: {
     description: 'time the built-in simulated broker takes to execute a cash move or orders',

@@ -1,5 +1,6 @@
-import { Resources, connectNats, createRevocationCache, ensureStreams, listen, type Logger } from '@platform/shared';
+import { Resources, cachedPerKey, connectNats, createRevocationCache, ensureStreams, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
 import { createBearerAuthenticator } from './auth/authenticate.ts';
+import { createLoginThrottle } from './auth/login-throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import type { ManagementConfig } from './config.ts';
 import { simulatedBroker } from './broker/simulated.ts';
@@ -15,6 +16,7 @@ import { startOptimizerTimeouts } from './jobs/optimizer-timeouts.ts';
 import { createDb } from './store/db.ts';
 import { migrateLatest } from './store/migrate.ts';
 import { readTenantRevocations } from './store/token-revocations.ts';
+import { readTenantRateLimits } from './store/rate-limits.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 
@@ -27,7 +29,9 @@ export async function startManagementService(config: ManagementConfig, logger: L
       const applied = await migrateLatest(db);
       if (applied.length > 0) logger.info('migrations applied', { applied });
     }
-    const nats = resources.add(await connectNats(config.NATS_URL, 'management-service', { user: config.NATS_USER, pass: config.NATS_PASSWORD }), (n) => n.drain());
+    const nats = resources.add(await connectNats(config.NATS_URL, 'management-service', { user: config.NATS_USER, pass: config.NATS_PASSWORD }), (n) =>
+      n.drain(),
+    );
     logNatsStatus(nats, logger);
     await ensureStreams(nats);
     const signer = await createTokenSigner(config.JWT_PRIVATE_KEY, config.JWT_ISSUER, config.ACCESS_TOKEN_TTL_SECONDS);
@@ -38,11 +42,30 @@ export async function startManagementService(config: ManagementConfig, logger: L
         : undefined,
       revocations: createRevocationCache({ read: (tenantId) => readTenantRevocations(db, tenantId), checkMs: config.TOKEN_REVOCATION_CHECK_MS }),
     });
+    const rateLimitStore = postgresRateLimitStore(db, 'knex');
     const app = await createManagementApp({
       db,
       nats,
       signer,
       authenticate,
+      rateLimits: {
+        store: rateLimitStore,
+        settings: {
+          windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+          accessKey: config.RATE_LIMIT_ACCESS_KEY,
+          user: config.RATE_LIMIT_USER,
+          address: config.RATE_LIMIT_ADDRESS,
+        },
+        // A tenant's own limits reach every replica within the bound of its revocations.
+        tenantLimits: cachedPerKey((tenantId) => readTenantRateLimits(db, tenantId), config.TOKEN_REVOCATION_CHECK_MS),
+      },
+      loginThrottle: createLoginThrottle(rateLimitStore, {
+        keyFailuresFree: config.LOGIN_FAILURES_FREE,
+        addressFailuresFree: config.LOGIN_ADDRESS_FAILURES_FREE,
+        blockSeconds: config.LOGIN_BLOCK_SECONDS,
+        maxBlockSeconds: config.LOGIN_BLOCK_MAX_SECONDS,
+        failureWindowSeconds: config.LOGIN_FAILURE_WINDOW_SECONDS,
+      }),
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,

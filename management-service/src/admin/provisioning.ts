@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import { ProblemError, newId } from '@platform/shared';
 import { hashSecret, randomToken, sha256 } from '../auth/secrets.ts';
+import type { TenantRateLimits } from '../domain/rate-limits.ts';
 import { insertAccessKey, insertApiKey, insertTenant, type Tenant } from '../store/credentials.ts';
+import { updateTenantRateLimits } from '../store/rate-limits.ts';
 
 /** What the platform team does for a tenant (through the CLI): create it and its credentials. */
 
@@ -28,4 +30,25 @@ export async function createApiKey(db: Knex, tenantId: string, description?: str
   const key = `dk_${randomToken(32)}`;
   await insertApiKey(db, { id, tenant_id: tenantId, key_hash: sha256(key), description });
   return { api_key_id: id, api_key: key };
+}
+
+/**
+ * A tenant's own rate limits in requests per minute (docs/adr/0023-rate-limits.md): `requests_per_minute`
+ * for each of its machine clients and API keys, `user_requests_per_minute` for each of its end users;
+ * null restores the service's default. Every replica applies a change within TOKEN_REVOCATION_CHECK_MS.
+ */
+export async function setTenantRateLimits(
+  db: Knex,
+  tenantId: string,
+  changes: { requests_per_minute?: number | null; user_requests_per_minute?: number | null },
+): Promise<{ tenant: string; rate_limits: TenantRateLimits }> {
+  for (const [name, value] of Object.entries(changes)) {
+    if (value !== null && value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= 10_000_000)) {
+      throw new ProblemError(422, 'validation_failed', `${name} is a whole number of requests per minute from 1 to 10000000.`);
+    }
+  }
+  const given = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) as Record<string, number | null>;
+  const limits = await updateTenantRateLimits(db, tenantId, given);
+  if (!limits) throw new ProblemError(404, 'not_found', `No tenant ${tenantId}.`);
+  return { tenant: tenantId, rate_limits: limits };
 }

@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
-import { createApiApp, loadContract, type Logger, type NatsConnection } from '@platform/shared';
+import { createApiApp, loadContract, type Logger, type NatsConnection, type RateLimitStore } from '@platform/shared';
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
+import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Principal } from '../domain/principal.ts';
+import { managementRateLimits, type RateLimitSettings, type TenantRateLimits } from '../domain/rate-limits.ts';
 import type { TokenSigner } from '../auth/tokens.ts';
 import type { EntityKind, Operation } from '../domain/entities/kind.ts';
 import { databaseAnswers } from '../store/db.ts';
@@ -24,6 +26,9 @@ export type ManagementDeps = {
   bodyLimitBytes: number;
   refreshTtlSeconds: number;
   idempotency: { retentionDays: number; waitMs: number };
+  /** docs/adr/0023-rate-limits.md: the counters, the defaults and each tenant's own limits (none: nothing is limited). */
+  rateLimits?: { store: RateLimitStore; settings: RateLimitSettings; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
+  loginThrottle?: LoginThrottle;
 };
 
 /** Each kind's checks that run before the contract's validation, by the operationId they belong to. */
@@ -44,6 +49,7 @@ export async function createManagementApp(deps: ManagementDeps) {
   // Every POST except the token endpoints (tokens are never replayed) keeps its Idempotency-Key.
   const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers(), ...optimizations.posts };
   const idempotency = { db: deps.db, ...deps.idempotency };
+  const limits = deps.rateLimits;
   return createApiApp<Principal>({
     definition,
     handlers: {
@@ -65,5 +71,10 @@ export async function createManagementApp(deps: ManagementDeps) {
     bodyLimitBytes: deps.bodyLimitBytes,
     mapError: domainProblem,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
+    rateLimits: limits && {
+      store: limits.store,
+      limitsFor: async (request) =>
+        managementRateLimits(limits.settings, request, request.principal ? await limits.tenantLimits(request.principal.tenantId) : {}),
+    },
   });
 }

@@ -1,4 +1,5 @@
-import type { OperationHandler } from '@platform/shared';
+import { ProblemError, type OperationHandler } from '@platform/shared';
+import type { LoginThrottle } from '../../auth/login-throttle.ts';
 import { login, refresh, userToken } from '../../auth/sessions.ts';
 import type { TokenSigner } from '../../auth/tokens.ts';
 import type { Principal } from '../../domain/principal.ts';
@@ -6,11 +7,26 @@ import type { Knex } from 'knex';
 
 const noStore = { 'Cache-Control': 'no-store' };
 
-export function authHandlers(deps: { db: Knex; signer: TokenSigner; refreshTtlSeconds: number }): Record<string, OperationHandler<Principal>> {
+export function authHandlers(deps: {
+  db: Knex;
+  signer: TokenSigner;
+  refreshTtlSeconds: number;
+  loginThrottle?: LoginThrottle;
+}): Record<string, OperationHandler<Principal>> {
   return {
-    login: async ({ body }) => {
+    login: async ({ body, req }) => {
       const { access_key_id, secret_access_key } = body as { access_key_id: string; secret_access_key: string };
-      return { status: 200, headers: noStore, body: await login(deps, access_key_id, secret_access_key) };
+      const address = req.socket.remoteAddress ?? '';
+      await deps.loginThrottle?.refuseWhileBlocked(access_key_id, address);
+      let tokens;
+      try {
+        tokens = await login(deps, access_key_id, secret_access_key);
+      } catch (error) {
+        if (error instanceof ProblemError && error.status === 401) await deps.loginThrottle?.failed(access_key_id, address);
+        throw error;
+      }
+      await deps.loginThrottle?.succeeded(access_key_id);
+      return { status: 200, headers: noStore, body: tokens };
     },
     refreshToken: async ({ body }) => {
       const { refresh_token } = body as { refresh_token: string };

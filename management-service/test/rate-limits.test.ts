@@ -1,0 +1,282 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createLogger } from '@platform/shared';
+import { assertProblem, call } from '@platform/test-support/http';
+import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
+import { createAccessKey } from '../src/admin/provisioning.ts';
+import { loadManagementConfig } from '../src/config.ts';
+import { startManagementService, type RunningService } from '../src/service.ts';
+
+type Answer = Awaited<ReturnType<typeof call>>;
+
+/** The IETF headers of an answer under a limit, parsed. */
+function rateLimitOf(res: Answer): { policy: string; limit: number; remaining: number; reset: number } {
+  const policy = res.headers.get('ratelimit-policy');
+  const state = res.headers.get('ratelimit');
+  assert.ok(policy && state, `RateLimit headers missing (status ${res.status})`);
+  const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(state);
+  assert.ok(match, `RateLimit is ${state}`);
+  return { policy, limit: Number(match[1]), remaining: Number(match[2]), reset: Number(match[3]) };
+}
+
+/** A 429 rate_limited with Retry-After in whole seconds within the window. */
+function assertRateLimited(res: Answer, windowSeconds: number): number {
+  assertProblem(res, 429, 'rate_limited');
+  const retryAfter = Number(res.headers.get('retry-after'));
+  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= windowSeconds, `Retry-After ${res.headers.get('retry-after')}`);
+  return retryAfter;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('management rate limits per credential', () => {
+  let platform: TestPlatform;
+  let signingKey: string;
+  const env = {
+    RATE_LIMIT_ACCESS_KEY: '5',
+    RATE_LIMIT_USER: '3',
+    RATE_LIMIT_ADDRESS: '10000',
+    TOKEN_REVOCATION_CHECK_MS: '0',
+    METRICS_PORT: '0',
+  };
+  const url = (path: string) => platform.managementUrl + path;
+
+  before(async function () {
+    this.timeout(60_000);
+    signingKey = await testSigningKey();
+    platform = await startTestPlatform({ ...env, JWT_PRIVATE_KEY: signingKey });
+  });
+  after(() => platform?.stop());
+
+  const tokenOf = async (accessKeyId: string, secret: string, base = platform.managementUrl) => {
+    const res = await call(`${base}/auth/login/`, { body: { access_key_id: accessKeyId, secret_access_key: secret } });
+    assert.equal(res.status, 200, res.text);
+    return res.body.access_token as string;
+  };
+  const userCount = async (token: string) => {
+    const res = await call(url('/users/'), { token });
+    assert.equal(res.status, 200, res.text);
+    return res.body.results.length as number;
+  };
+
+  it('counts each access key: headers on every answer, then 429 with Retry-After; a refused POST changes nothing', async () => {
+    const tenant = await platform.tenant();
+    const token = await tokenOf(tenant.accessKeyId, tenant.secret);
+    for (let i = 1; i <= 4; i++) {
+      const res = await call(url('/users/'), { token });
+      assert.equal(res.status, 200, res.text);
+      const state = rateLimitOf(res);
+      assert.equal(state.policy, '5;w=60');
+      assert.deepEqual([state.limit, state.remaining], [5, 5 - i]);
+      assert.ok(state.reset >= 1 && state.reset <= 60);
+    }
+    // A 404 is counted and carries the headers too.
+    const missing = await call(url('/users/U01J00000000000000000000000'), { token });
+    assertProblem(missing, 404, 'not_found');
+    assert.equal(rateLimitOf(missing).remaining, 0);
+
+    const refused = await call(url('/users/'), { token, body: { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' } });
+    assertRateLimited(refused, 60);
+    assert.equal(rateLimitOf(refused).remaining, 0);
+    // Another access key of the same tenant has a budget of its own, and sees that nothing was created.
+    const other = await createAccessKey(platform.database.db, tenant.tenantId);
+    assert.equal(await userCount(await tokenOf(other.access_key_id, other.secret_access_key)), 0);
+  });
+
+  it("counts each end user's tokens apart from the machine client's and from other users", async () => {
+    const tenant = await platform.tenant();
+    const machine = await tokenOf(tenant.accessKeyId, tenant.secret);
+    const users: string[] = [];
+    for (const name of ['ada', 'bob']) {
+      const res = await call(url('/users/'), { token: machine, body: { first_name: name, last_name: 'L', email: `${name}@example.com` } });
+      assert.equal(res.status, 201, res.text);
+      users.push(res.body.id);
+    }
+    const userToken = async (userId: string) => {
+      const res = await call(url('/auth/user-token/'), { token: machine, body: { user_id: userId } });
+      assert.equal(res.status, 200, res.text);
+      return res.body.access_token as string;
+    };
+    const ada = await userToken(users[0]!);
+    const bob = await userToken(users[1]!);
+    for (let i = 1; i <= 3; i++) {
+      const res = await call(url(`/users/${users[0]}`), { token: ada });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(rateLimitOf(res).policy, '3;w=60');
+      assert.equal(rateLimitOf(res).remaining, 3 - i);
+    }
+    assertRateLimited(await call(url(`/users/${users[0]}`), { token: ada }), 60);
+    const bobs = await call(url(`/users/${users[1]}`), { token: bob });
+    assert.equal(bobs.status, 200, bobs.text);
+    assert.equal(rateLimitOf(bobs).remaining, 2);
+  });
+
+  it("applies a tenant's own limit set with the CLI, and never another tenant's", async () => {
+    const limited = await platform.tenant();
+    const neighbour = await platform.tenant();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/cli.ts', 'tenant', 'set-limits', limited.tenantId, '--requests-per-minute', '2'],
+      { env: { ...process.env, DATABASE_URL: platform.database.url } },
+    );
+    assert.deepEqual(JSON.parse(stdout), { tenant: limited.tenantId, rate_limits: { requests_per_minute: 2 } });
+
+    const token = await tokenOf(limited.accessKeyId, limited.secret);
+    const neighbourToken = await tokenOf(neighbour.accessKeyId, neighbour.secret);
+    for (let i = 0; i < 2; i++) assert.equal(rateLimitOf(await call(url('/users/'), { token })).policy, '2;w=60');
+    assertRateLimited(await call(url('/users/'), { token }), 60);
+    // The neighbour keeps the service's default and its whole budget.
+    const res = await call(url('/users/'), { token: neighbourToken });
+    assert.equal(res.status, 200);
+    assert.deepEqual([rateLimitOf(res).policy, rateLimitOf(res).remaining], ['5;w=60', 4]);
+
+    // `default` restores the service's setting.
+    await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/cli.ts', 'tenant', 'set-limits', limited.tenantId, '--requests-per-minute', 'default'],
+      {
+        env: { ...process.env, DATABASE_URL: platform.database.url },
+      },
+    );
+    const restored = await call(url('/users/'), { token });
+    assert.equal(restored.status, 200, restored.text);
+    assert.equal(rateLimitOf(restored).policy, '5;w=60');
+  });
+
+  it('shares one budget between two replicas on one database', async function () {
+    this.timeout(30_000);
+    const replica: RunningService = await startManagementService(
+      loadManagementConfig({
+        ...env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DATABASE_URL: platform.database.url,
+        NATS_URL: platform.natsUrl,
+        JWT_PRIVATE_KEY: signingKey,
+        MIGRATE_ON_START: 'false',
+        OUTBOX_RELAY: 'false',
+        EVENT_FORWARDERS: 'false',
+        OPTIMIZER_RESULTS: 'false',
+        BROKER_SETTLEMENT: 'false',
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      }),
+      createLogger('test', process.env.LOG_LEVEL ?? 'error'),
+    );
+    try {
+      const tenant = await platform.tenant();
+      const token = await tokenOf(tenant.accessKeyId, tenant.secret);
+      const remaining: number[] = [];
+      for (const base of [platform.managementUrl, replica.url, platform.managementUrl, replica.url, platform.managementUrl]) {
+        const res = await call(`${base}/users/`, { token });
+        assert.equal(res.status, 200, res.text);
+        remaining.push(rateLimitOf(res).remaining);
+      }
+      assert.deepEqual(remaining, [4, 3, 2, 1, 0]);
+      assertRateLimited(await call(`${replica.url}/users/`, { token }), 60);
+      assertRateLimited(await call(url('/users/'), { token }), 60);
+    } finally {
+      await replica.stop();
+    }
+  });
+
+  it('never limits /livez, /readyz nor the JWKS', async () => {
+    for (let i = 0; i < 12; i++) {
+      for (const path of ['/livez', '/readyz', '/.well-known/jwks.json']) {
+        const res = await call(url(path));
+        assert.equal(res.status, 200, `${path}: ${res.text}`);
+        assert.equal(res.headers.get('ratelimit'), null);
+        assert.equal(res.headers.get('ratelimit-policy'), null);
+      }
+    }
+  });
+});
+
+describe('management rate limits on the token endpoints', () => {
+  let platform: TestPlatform;
+  const url = (path: string) => platform.managementUrl + path;
+  const login = (accessKeyId: string, secret: string) => call(url('/auth/login/'), { body: { access_key_id: accessKeyId, secret_access_key: secret } });
+
+  describe('per client address', () => {
+    before(async function () {
+      this.timeout(60_000);
+      platform = await startTestPlatform({ METRICS_PORT: '0', RATE_LIMIT_ADDRESS: '4', LOGIN_FAILURES_FREE: '100', LOGIN_ADDRESS_FAILURES_FREE: '100' });
+    });
+    after(() => platform?.stop());
+
+    it('counts every call from one address to the token endpoints, right or wrong, across keys and tenants', async () => {
+      const a = await platform.tenant();
+      const b = await platform.tenant();
+      const first = await login(a.accessKeyId, a.secret);
+      assert.equal(first.status, 200);
+      assert.deepEqual([rateLimitOf(first).policy, rateLimitOf(first).remaining], ['4;w=60', 3]);
+      assertProblem(await login(b.accessKeyId, 'wrong'), 401, 'unauthenticated');
+      const refreshed = await call(url('/auth/refresh-token/'), { body: { refresh_token: first.body.refresh_token } });
+      assert.equal(refreshed.status, 200, refreshed.text);
+      assert.equal(rateLimitOf(refreshed).remaining, 1);
+      assert.equal((await login(b.accessKeyId, b.secret)).status, 200);
+      const issued = async () =>
+        (
+          await platform.database.db.raw(
+            'select (select count(*) from refresh_tokens)::int as tokens, (select count(*) from refresh_tokens where used_at is null)::int as unspent',
+          )
+        ).rows[0];
+      const before = await issued();
+      assertRateLimited(await login(a.accessKeyId, a.secret), 60);
+      // A refused refresh spends nothing and issues nothing.
+      const refused = await call(url('/auth/refresh-token/'), { body: { refresh_token: refreshed.body.refresh_token } });
+      assertRateLimited(refused, 60);
+      assert.equal(rateLimitOf(refused).remaining, 0);
+      assert.deepEqual(await issued(), before);
+    });
+  });
+
+  describe('failed logins', () => {
+    let tenant: TestTenant;
+    before(async function () {
+      this.timeout(60_000);
+      platform = await startTestPlatform({
+        METRICS_PORT: '0',
+        RATE_LIMIT_ADDRESS: '10000',
+        LOGIN_FAILURES_FREE: '2',
+        LOGIN_ADDRESS_FAILURES_FREE: '12',
+        LOGIN_BLOCK_SECONDS: '1',
+        LOGIN_BLOCK_MAX_SECONDS: '2',
+      });
+      tenant = await platform.tenant();
+    });
+    after(() => platform?.stop());
+
+    it('blocks an access key for a short, growing time after consecutive failures; a success resets the count', async function () {
+      this.timeout(20_000);
+      const other = await platform.tenant();
+      // Two failures are free, the third blocks the key for 1 s.
+      for (let i = 0; i < 3; i++) assertProblem(await login(tenant.accessKeyId, 'wrong'), 401, 'unauthenticated');
+      const blocked = await login(tenant.accessKeyId, tenant.secret);
+      assert.equal(assertRateLimited(blocked, 1), 1);
+      assert.equal(rateLimitOf(blocked).remaining, 0);
+      // Only that key: another tenant's key logs in.
+      assert.equal((await login(other.accessKeyId, other.secret)).status, 200);
+      await sleep(1100);
+      // The next failure blocks for twice as long.
+      assertProblem(await login(tenant.accessKeyId, 'wrong'), 401, 'unauthenticated');
+      assert.equal(assertRateLimited(await login(tenant.accessKeyId, tenant.secret), 2), 2);
+      await sleep(2100);
+      // The rightful client gets in, and its success resets the count: two failures are free again.
+      assert.equal((await login(tenant.accessKeyId, tenant.secret)).status, 200);
+      for (let i = 0; i < 2; i++) assertProblem(await login(tenant.accessKeyId, 'wrong'), 401, 'unauthenticated');
+      assert.equal((await login(tenant.accessKeyId, tenant.secret)).status, 200);
+    });
+
+    it('blocks an address that fails with many keys, and right logins do not count', async function () {
+      this.timeout(20_000);
+      const fresh = await platform.tenant();
+      // Earlier failures of this address in the window: 3 + 1 + 2 = 6; right logins add none.
+      for (let i = 0; i < 5; i++) assert.equal((await login(fresh.accessKeyId, fresh.secret)).status, 200);
+      for (let i = 0; i < 6; i++) assertProblem(await login(`A01J0000000000000000000${String(i).padStart(3, '0')}`, 'x'), 401, 'unauthenticated');
+      // The 13th failure of the address blocks every login from it.
+      assertProblem(await login('A01J0000000000000000000999', 'x'), 401, 'unauthenticated');
+      assertRateLimited(await login(fresh.accessKeyId, fresh.secret), 2);
+    });
+  });
+});
