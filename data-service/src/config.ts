@@ -59,6 +59,16 @@ export const dataSettings = {
     default: 5_000,
     parse: parsers.integer(0, 60_000),
   },
+  RATE_LIMIT_WINDOW_SECONDS: {
+    description: 'length of the window of the API-key limit (docs/adr/0023-rate-limits.md)',
+    default: 60,
+    parse: parsers.integer(1, 3600),
+  },
+  RATE_LIMIT_API_KEY: {
+    description: "requests per window of one API key; a tenant's own value (`cli tenant set-limits --requests-per-minute`) wins; 0: no limit",
+    default: 1200,
+    parse: parsers.integer(0, 10_000_000),
+  },
   DEGRADED_MAX_MS: {
     description:
       'while Postgres does not answer, how long this replica keeps serving reads from its cached tenant data and API-key checks (degraded; writes are refused) before it refuses reads too with 503 (0: never degrade)',

@@ -1,6 +1,7 @@
 import pg from 'pg';
-import { Resources, connectNats, createRevocationCache, isUnavailable, listen, type Logger } from '@platform/shared';
+import { Resources, cachedPerKey, connectNats, createRevocationCache, isUnavailable, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
 import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
+import { readTenantRateLimits } from './auth/rate-limits.ts';
 import { Outage, type OutageChange } from './domain/outage.ts';
 import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
@@ -77,6 +78,13 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       },
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      rateLimits: {
+        store: postgresRateLimitStore(pool, 'pool'),
+        settings: { windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, apiKey: config.RATE_LIMIT_API_KEY },
+        // A tenant's own limits reach every replica within the bound of its revocations; while
+        // Postgres is away the defaults apply.
+        tenantLimits: cachedPerKey((tenantId) => readTenantRateLimits(pool, tenantId).catch(() => ({})), config.TOKEN_REVOCATION_CHECK_MS),
+      },
     });
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
     logger.info('data service listening', { url: http.url });

@@ -6,7 +6,7 @@ import { forbidden, unauthenticated, type RevocationCache, type TenantRevocation
 import { Outage } from '../domain/outage.ts';
 
 /** An analyst's request, proven by an API key of the tenant named in X-TENANT-ID. */
-export type DataPrincipal = { tenantId: string };
+export type DataPrincipal = { tenantId: string; apiKeyId: string };
 
 /** Whether the tenant exists and is enabled, and the ids of its revoked API keys, in one read. */
 export async function readApiKeyRevocations(pool: pg.Pool, tenantId: string): Promise<TenantRevocations> {
@@ -90,7 +90,7 @@ export function createApiKeyVerifier(pool: pg.Pool, cacheMs: number, revocations
       const state = await revocations.get(key.tenantId);
       if (!state.active || state.revoked.has(key.id)) throw unauthenticated('Unknown or revoked API key.');
       if (tenant !== undefined && key.tenantId !== tenant) throw forbidden('This API key does not belong to the tenant named in X-TENANT-ID.');
-      return { tenantId: key.tenantId };
+      return { tenantId: key.tenantId, apiKeyId: key.id };
     },
   };
 }

@@ -1,7 +1,8 @@
 // The HTTP layer: routes of the data contract bound to the features' functions; no SQL here.
 import type { Request } from 'express';
-import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection } from '@platform/shared';
+import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection, type RateLimitStore } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
+import { dataRateLimits, type TenantRateLimits } from '../domain/rate-limits.ts';
 import type { SimulationLimits } from '../simulation/request.ts';
 import type { SimulationScheduler } from '../workers/simulation-scheduler.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
@@ -28,10 +29,13 @@ export type DataDeps = {
   postgresAnswers: () => Promise<unknown>;
   logger: Logger;
   bodyLimitBytes: number;
+  /** docs/adr/0023-rate-limits.md: the counters, the API-key limit and each tenant's own (none: nothing is limited). */
+  rateLimits?: { store: RateLimitStore; settings: { windowSeconds: number; apiKey: number }; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
 };
 
 /** The data interface: routes of contracts/data.openapi.yaml, handlers by operationId. */
 export async function createDataApp(deps: DataDeps) {
+  const limits = deps.rateLimits;
   return createApiApp<DataPrincipal>({
     definition: await loadContract('data'),
     handlers: {
@@ -54,5 +58,9 @@ export async function createDataApp(deps: DataDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     mapError: dataProblem,
+    rateLimits: limits && {
+      store: limits.store,
+      limitsFor: async ({ principal }) => dataRateLimits(limits.settings, principal, principal ? await limits.tenantLimits(principal.tenantId) : {}),
+    },
   });
 }
