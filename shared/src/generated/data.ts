@@ -1166,6 +1166,10 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                /** @description The limits the request counted against (draft-ietf-httpapi-ratelimit-headers), e.g. `600;w=60`: 600 requests per 60-second window; several are separated by commas. Also on every answer of a limited operation. */
+                "RateLimit-Policy"?: string;
+                /** @description The state of the limit closest to refusing, e.g. `limit=600, remaining=0, reset=7`: requests left and seconds until the window ends. Also on every answer of a limited operation. */
+                RateLimit?: string;
                 [name: string]: unknown;
             };
             content: {
