@@ -8,10 +8,11 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '../management-service/src/admin/provisioning.ts';
+import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { listDestinations, removeDestination, setDestination } from '../management-service/src/store/destinations.ts';
+import { redactDestination } from '../management-service/src/admin/redact.ts';
 import { ingestReferenceData, pruneReferenceFiles } from '../data-service/src/ingest/ingest.ts';
 import { consoleProgress } from '../data-service/src/ingest/progress.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
@@ -70,22 +71,6 @@ tenant
   .description('list tenants')
   .action(() => withDb((db) => listTenants(db)));
 
-/** A `--…-per-minute` value: a whole number, or `default` for the service's own setting. */
-const perMinute = (raw: string): number | null => (raw === 'default' ? null : /^\d+$/.test(raw) ? Number(raw) : Number.NaN);
-tenant
-  .command('set-limits <tenant>')
-  .description("set the tenant's own rate limits (requests per minute; `default`: the service's setting again)")
-  .option('--requests-per-minute <n>', 'for each of its access keys (machine clients) and API keys')
-  .option('--user-requests-per-minute <n>', 'for each of its end users')
-  .action((id: string, o: { requestsPerMinute?: string; userRequestsPerMinute?: string }) =>
-    withDb((db) =>
-      setTenantRateLimits(db, id, {
-        requests_per_minute: o.requestsPerMinute === undefined ? undefined : perMinute(o.requestsPerMinute),
-        user_requests_per_minute: o.userRequestsPerMinute === undefined ? undefined : perMinute(o.userRequestsPerMinute),
-      }),
-    ),
-  );
-
 const accessKey = program.command('access-key').description('management access keys (machine clients)');
 accessKey
   .command('create <tenant>')
@@ -117,7 +102,9 @@ destination
   .option('--topic <topic>', 'topic to publish on (default tenants/<tenant>/events)')
   .action((tenantId: string, url: string, o: { topic?: string }) => {
     if (!/^mqtts?:\/\//.test(url)) throw new Error('The URL must start with mqtt:// or mqtts://.');
-    return withDb((db) => setDestination(db, { tenant_id: tenantId, kind: 'mqtt', url, topic: o.topic ?? `tenants/${tenantId}/events` }));
+    return withDb(async (db) =>
+      redactDestination(await setDestination(db, { tenant_id: tenantId, kind: 'mqtt', url, topic: o.topic ?? `tenants/${tenantId}/events` })),
+    );
   });
 destination
   .command('set-amqp <tenant> <url>')
@@ -126,8 +113,10 @@ destination
   .option('--routing-key <key>', 'routing key (default tenants.<tenant>.events)')
   .action((tenantId: string, url: string, o: { exchange: string; routingKey?: string }) => {
     if (!/^amqps?:\/\//.test(url)) throw new Error('The URL must start with amqp:// or amqps://.');
-    return withDb((db) =>
-      setDestination(db, { tenant_id: tenantId, kind: 'amqp', url, exchange: o.exchange, routing_key: o.routingKey ?? `tenants.${tenantId}.events` }),
+    return withDb(async (db) =>
+      redactDestination(
+        await setDestination(db, { tenant_id: tenantId, kind: 'amqp', url, exchange: o.exchange, routing_key: o.routingKey ?? `tenants.${tenantId}.events` }),
+      ),
     );
   });
 destination
@@ -136,8 +125,8 @@ destination
   .action((tenantId: string) => withDb(async (db) => ({ removed: await removeDestination(db, tenantId) })));
 destination
   .command('list')
-  .description('configured destinations')
-  .action(() => withDb((db) => listDestinations(db)));
+  .description('configured destinations (passwords in their URLs shown as ***)')
+  .action(() => withDb(async (db) => (await listDestinations(db)).map(redactDestination)));
 
 // The reference directory `npm start` uses (DUCKDB_PATH .data/data.duckdb → .data/reference).
 const defaultReferenceDir = () => process.env.REFERENCE_DIR ?? `${process.env.PLATFORM_DATA_DIR ?? '.data'}/reference`;

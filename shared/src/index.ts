@@ -15,3 +15,5 @@ export * from './migrations.ts';
 export * from './revocation-cache.ts';
 export * from './messages.ts';
 export * from './jetstream-worker.ts';
+export * from './metrics.ts';
+export * from './tracing.ts';

@@ -1,4 +1,14 @@
-import { jetstream, startJetStreamWorker, streams, subjects, type Logger, type NatsConnection } from '@platform/shared';
+import {
+  activeTraceparent,
+  jetstream,
+  startJetStreamWorker,
+  streams,
+  subjects,
+  traceHeaders,
+  type Logger,
+  type NatsConnection,
+  type Tracing,
+} from '@platform/shared';
 import type { Optimizer, OptimizerRequest, OptimizerResult } from './engine.ts';
 import type { FactsReader } from './instruments.ts';
 
@@ -15,6 +25,10 @@ export type OptimizerConsumerOptions = {
   /** Requests handled at once (default 8). */
   concurrency?: number;
   now?: () => Date;
+  /** Continues the trace of a request's `traceparent` header into its log lines and its result's header. */
+  tracing?: Tracing;
+  /** Each solve's time by the outcome's status (docs/adr/0024-observability.md). */
+  solved?: (status: string, seconds: number) => void;
 };
 
 /** The ISINs a request is about: its instrument holdings and its model portfolio. */
@@ -36,7 +50,7 @@ export function startOptimizerConsumer(options: OptimizerConsumerOptions): Promi
   const now = options.now ?? (() => new Date());
   const js = jetstream(nats);
 
-  const answer = async (request: OptimizerRequest): Promise<OptimizerResult> => {
+  const answer = async (request: OptimizerRequest, logger: Logger): Promise<OptimizerResult> => {
     const facts = await options.facts(request.tenant_id, requestIsins(request));
     const started = performance.now();
     let outcome: ReturnType<Optimizer>;
@@ -65,6 +79,7 @@ export function startOptimizerConsumer(options: OptimizerConsumerOptions): Promi
       orders: Object.keys(result.orders).length,
       solve_ms: Math.round(performance.now() - started),
     });
+    options.solved?.(result.status, (performance.now() - started) / 1000);
     return result;
   };
 
@@ -78,9 +93,14 @@ export function startOptimizerConsumer(options: OptimizerConsumerOptions): Promi
     schema: 'OptimizerRequest',
     ackWaitMs: options.ackWaitMs ?? 30_000,
     concurrency: options.concurrency ?? 8,
-    handle: async (request) => {
-      const result = await answer(request);
-      await js.publish(subjects.optimizerResults, JSON.stringify(result), { msgID: `${result.request_id}:result` });
+    handle: async (request, headers) => {
+      const solve = async (log: Logger) => {
+        const result = await answer(request, log);
+        const published = { msgID: `${result.request_id}:result`, headers: traceHeaders(activeTraceparent()) };
+        await js.publish(subjects.optimizerResults, JSON.stringify(result), published);
+      };
+      const traceparent = headers?.get('traceparent');
+      await (options.tracing ? options.tracing.inSpan('optimizer request', traceparent, logger, solve) : solve(logger));
     },
   });
 }

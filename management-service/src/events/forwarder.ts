@@ -6,13 +6,18 @@ import { listDestinations, type Destination } from '../store/destinations.ts';
 
 type Forwarder = { destination: Destination; stop: () => Promise<void> };
 
+/** Deliveries counted by destination kind (docs/adr/0024-observability.md). */
+export type ForwardingMetrics = { delivered: (kind: string) => void; failed: (kind: string) => void };
+
+type ForwarderOptions = { nats: NatsConnection; logger: Logger; metrics?: ForwardingMetrics };
+
 /**
  * Forwards each tenant's events from JetStream to the tenant's own broker (docs/adr/0012-outbound-events.md): one
  * durable consumer and one loop per tenant, so a broken destination delays only its own tenant.
  * A message is acknowledged to JetStream only once the broker has acknowledged it (MQTT QoS 1), so
  * delivery is at least once; one message at a time keeps the order of the stream.
  */
-export async function startForwarders(options: { db: Knex; nats: NatsConnection; logger: Logger; refreshMs?: number }): Promise<{ stop: () => Promise<void> }> {
+export async function startForwarders(options: ForwarderOptions & { db: Knex; refreshMs?: number }): Promise<{ stop: () => Promise<void> }> {
   const running = new Map<string, Forwarder>();
   let stopped = false;
 
@@ -52,7 +57,7 @@ export async function startForwarders(options: { db: Knex; nats: NatsConnection;
   };
 }
 
-async function forwardTenant(destination: Destination, options: { nats: NatsConnection; logger: Logger }): Promise<Forwarder> {
+async function forwardTenant(destination: Destination, options: ForwarderOptions): Promise<Forwarder> {
   const tenant = destination.tenant_id;
   const log = options.logger.child({ tenant, destination: destination.kind });
   const name = `forward-${tenant}`;
@@ -84,9 +89,11 @@ async function forwardTenant(destination: Destination, options: { nats: NatsConn
       try {
         await sender.send(message.data, message.headers?.get('Nats-Msg-Id') ?? '');
         message.ack();
+        options.metrics?.delivered(destination.kind);
         failures = 0;
       } catch (error) {
         failures++;
+        options.metrics?.failed(destination.kind);
         const delay = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 6));
         log.warn('event destination failed; retrying', { error: (error as Error).message, failures, retry_in_ms: delay });
         await sender.reset();

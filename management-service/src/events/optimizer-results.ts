@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { startJetStreamWorker, streams, subjects, type Logger, type NatsConnection } from '@platform/shared';
-import { storeResult, type OptimizerResult } from '../flows/optimization.ts';
+import { startJetStreamWorker, streams, subjects, type Logger, type NatsConnection, type Tracing } from '@platform/shared';
+import { storeResult, type OptimizerResult, type ResultOutcome } from '../flows/optimization.ts';
 import { inTenant } from '../store/tenant-scope.ts';
 
 export type OptimizerResultsOptions = {
@@ -14,7 +14,13 @@ export type OptimizerResultsOptions = {
   /** Results handled at the same time by this replica (each in its own transaction). */
   concurrency?: number;
   now?: () => Date;
+  /** Continues the trace of the result's `traceparent` header: its log lines and the events stored with it carry it. */
+  tracing?: Tracing;
+  metrics?: ResultMetrics;
 };
+
+/** Results counted by their status and outcome (docs/adr/0024-observability.md). */
+export type ResultMetrics = { handled: (status: string, outcome: ResultOutcome) => void };
 
 /**
  * The management service's side of platform.optimizer.results (docs/adr/0021-optimizations.md): a durable JetStream
@@ -41,9 +47,14 @@ export function startOptimizerResults(options: OptimizerResultsOptions): Promise
       const messageId = headers?.get('Nats-Msg-Id') ?? '';
       if (messageId !== `${result.request_id}:result`) return { drop: `Nats-Msg-Id "${messageId}" is not "${result.request_id}:result"` };
       const context = { tenant: result.tenant_id, request: result.request_id, optimization: result.optimization_id, status: result.status };
-      const outcome = await inTenant(db, result.tenant_id, (trx, tenant) => storeResult(trx, tenant, result, now().toISOString()));
-      if (outcome === 'STORED') logger.info('optimization result stored', context);
-      else logger.info('optimization result not stored', { ...context, outcome });
+      const store = async (log: Logger) => {
+        const outcome = await inTenant(db, result.tenant_id, (trx, tenant) => storeResult(trx, tenant, result, now().toISOString()));
+        options.metrics?.handled(result.status, outcome);
+        if (outcome === 'STORED') log.info('optimization result stored', context);
+        else log.info('optimization result not stored', { ...context, outcome });
+      };
+      const traceparent = headers?.get('traceparent');
+      await (options.tracing ? options.tracing.inSpan('optimizer result', traceparent, logger, store) : store(logger));
     },
   });
 }

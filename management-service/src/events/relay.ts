@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { jetstream, subjects, type Logger, type NatsConnection } from '@platform/shared';
+import { jetstream, subjects, traceHeaders, type Logger, type NatsConnection } from '@platform/shared';
 import { startNotifiedLoop } from '../jobs/notified-loop.ts';
 import { claimUnpublished, markPublished, prunePublished } from '../store/outbox.ts';
 
@@ -26,7 +26,15 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
       if (!rows[0].mine) return 0;
       const events = await claimUnpublished(trx, batch);
       if (events.length === 0) return 0;
-      await Promise.all(events.map((e) => js.publish(e.nats_subject ?? subjects.tenantEvents(e.tenant_id), JSON.stringify(e.envelope), { msgID: e.event_id })));
+      await Promise.all(
+        events.map((e) =>
+          js.publish(e.nats_subject ?? subjects.tenantEvents(e.tenant_id), JSON.stringify(e.envelope), {
+            msgID: e.event_id,
+            // The trace of the change that wrote the row (docs/adr/0024-observability.md).
+            headers: traceHeaders(e.traceparent),
+          }),
+        ),
+      );
       await markPublished(
         trx,
         events.map((e) => e.seq),

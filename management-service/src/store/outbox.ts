@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { activeTraceparent } from '@platform/shared';
 import type { EventEnvelope, OutboundEvent } from '../domain/events.ts';
 
 /** Writes events in the caller's transaction: they exist exactly when the change does. */
@@ -15,6 +16,7 @@ export async function insertEvents(trx: Knex.Transaction, tenantId: string, even
       envelope: e.envelope,
       created_at: e.envelope.created,
       nats_subject: null,
+      traceparent: null,
     })),
   );
 }
@@ -40,6 +42,7 @@ export async function insertMessages(trx: Knex.Transaction, tenantId: string, me
       envelope: message.payload,
       created_at: message.created,
       nats_subject: message.natsSubject,
+      traceparent: null,
     })),
   );
 }
@@ -53,11 +56,16 @@ type OutboxRow = {
   envelope: object;
   created_at: string;
   nats_subject: string | null;
+  traceparent: string | null;
 };
 
 /** Inserts the rows and wakes the relay (NOTIFY is delivered at commit) in one round trip. */
 async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<void> {
-  const insert = trx('outbox').insert(rows).toSQL();
+  // The span active here is the request's or the consumed message's: the relay sends its trace on.
+  const traceparent = activeTraceparent() ?? null;
+  const insert = trx('outbox')
+    .insert(traceparent ? rows.map((row) => ({ ...row, traceparent })) : rows)
+    .toSQL();
   await trx.raw(`with inserted as (${insert.sql} returning 1) select pg_notify('outbox', '') where exists (select 1 from inserted)`, insert.bindings as never);
 }
 
@@ -93,9 +101,9 @@ export async function eventsAfter(
 export async function claimUnpublished(
   trx: Knex.Transaction,
   limit: number,
-): Promise<{ seq: string; tenant_id: string; event_id: string; nats_subject: string | null; envelope: EventEnvelope }[]> {
+): Promise<{ seq: string; tenant_id: string; event_id: string; nats_subject: string | null; envelope: EventEnvelope; traceparent: string | null }[]> {
   return trx('outbox')
-    .select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope')
+    .select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope', 'traceparent')
     .whereNull('published_at')
     .orderBy('seq')
     .limit(limit)

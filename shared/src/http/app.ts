@@ -4,7 +4,9 @@ import addFormats from 'ajv-formats';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { newUlid } from '../ids.ts';
 import type { Logger } from '../logger.ts';
+import type { HttpMetrics } from '../metrics.ts';
 import { ProblemError, problemBody } from '../problem.ts';
+import { SpanKind, traceFields, withTraceContext, type Tracing } from '../tracing.ts';
 import { decodeBody, mediaType } from './body.ts';
 import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
@@ -65,6 +67,10 @@ export type ApiAppOptions<P> = {
    * mistake whose contract message would mislead (it throws a domain error or a ProblemError).
    */
   beforeValidation?: (operationId: string, body: unknown) => void;
+  /** A span per request continuing its `traceparent`, its trace id in the request's log lines (docs/adr/0024-observability.md). */
+  tracing?: Tracing;
+  /** Duration of each request by operationId and status. */
+  metrics?: HttpMetrics;
   /**
    * The service's rate limits (docs/adr/0023-rate-limits.md): counted once the caller is known and
    * before validation; /livez and /readyz are never limited.
@@ -72,7 +78,7 @@ export type ApiAppOptions<P> = {
   rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
 };
 
-type Locals = { requestId: string; log: Logger; operationId?: string; closed: AbortController };
+type Locals = { requestId: string; log: Logger; operationId?: string; closed: AbortController; trace?: ReturnType<Tracing['start']> };
 const locals = (res: Response) => res.locals as Locals;
 
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
@@ -186,7 +192,9 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     const requestId = given && REQUEST_ID.test(given) ? given : newUlid();
     const started = process.hrtime.bigint();
     res.locals.requestId = requestId;
-    res.locals.log = logger.child({ request_id: requestId });
+    const trace = options.tracing?.start('http request', req.get('traceparent'), SpanKind.SERVER);
+    res.locals.trace = trace;
+    res.locals.log = logger.child(trace ? { request_id: requestId, ...traceFields(trace.span) } : { request_id: requestId });
     const closed = new AbortController();
     res.locals.closed = closed;
     res.setHeader('X-Request-Id', requestId);
@@ -194,6 +202,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     res.once('close', () => {
       if (res.writableEnded) return;
       closed.abort();
+      trace?.span.end();
       locals(res).log.info('request closed by the client before its answer', {
         method: req.method,
         path: req.path,
@@ -203,13 +212,14 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     });
     res.on('finish', () => {
       const l = locals(res);
-      l.log.info('request', {
-        method: req.method,
-        path: req.path,
-        operation: l.operationId,
-        status: res.statusCode,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-      });
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      l.log.info('request', { method: req.method, path: req.path, operation: l.operationId, status: res.statusCode, duration_ms: durationMs });
+      options.metrics?.observe(l.operationId ?? 'unmatched', res.statusCode, durationMs / 1000);
+      if (trace) {
+        trace.span.updateName(l.operationId ?? 'unmatched');
+        trace.span.setAttributes({ 'http.request.method': req.method, 'http.response.status_code': res.statusCode });
+        trace.span.end();
+      }
     });
     next();
   });
@@ -222,7 +232,10 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       // such a path names nothing, like any id of the wrong form.
       if (!isPercentEncodedUtf8(req.path)) throw new ProblemError(404, 'not_found', 'No such resource: the path is not percent-encoded UTF-8.');
       const path = contractPath(api, req.method, req.path);
-      await api.handleRequest({ method: req.method, path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res);
+      // The request's span is active while it is handled: outbox rows it writes carry its traceparent.
+      await withTraceContext(locals(res).trace?.context, () =>
+        api.handleRequest({ method: req.method, path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res),
+      );
     } catch (error) {
       next(error);
     }
