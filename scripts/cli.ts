@@ -8,7 +8,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
+import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '../management-service/src/admin/provisioning.ts';
 import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { listDestinations, removeDestination, setDestination } from '../management-service/src/store/destinations.ts';
@@ -70,6 +70,22 @@ tenant
   .command('list')
   .description('list tenants')
   .action(() => withDb((db) => listTenants(db)));
+
+/** A `--…-per-minute` value: a whole number, or `default` for the service's own setting. */
+const perMinute = (raw: string): number | null => (raw === 'default' ? null : /^\d+$/.test(raw) ? Number(raw) : Number.NaN);
+tenant
+  .command('set-limits <tenant>')
+  .description("set the tenant's own rate limits (requests per minute; `default`: the service's setting again)")
+  .option('--requests-per-minute <n>', 'for each of its access keys (machine clients) and API keys')
+  .option('--user-requests-per-minute <n>', 'for each of its end users')
+  .action((id: string, o: { requestsPerMinute?: string; userRequestsPerMinute?: string }) =>
+    withDb((db) =>
+      setTenantRateLimits(db, id, {
+        requests_per_minute: o.requestsPerMinute === undefined ? undefined : perMinute(o.requestsPerMinute),
+        user_requests_per_minute: o.userRequestsPerMinute === undefined ? undefined : perMinute(o.userRequestsPerMinute),
+      }),
+    ),
+  );
 
 const accessKey = program.command('access-key').description('management access keys (machine clients)');
 accessKey

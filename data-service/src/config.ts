@@ -128,6 +128,17 @@ export const dataSettings = {
       'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
     parse: parsers.url('http', 'https'),
   },
+  METRICS_PORT: {
+    description:
+      'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',
+    default: 9465,
+    parse: parsers.integer(0, 65535),
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    description:
+      'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
+    parse: parsers.url('http', 'https'),
+  },
   LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
 } as const;
 

@@ -1,10 +1,12 @@
 import pg from 'pg';
+import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
 import { Resources, cachedPerKey, connectNats, createRevocationCache, isUnavailable, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
 import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
 import { readTenantRateLimits } from './auth/rate-limits.ts';
 import { Outage, type OutageChange } from './domain/outage.ts';
 import type { DataConfig } from './config.ts';
 import { createDataApp } from './http/app.ts';
+import { dataMetrics } from './metrics.ts';
 import { openDuckStore } from './store/duckdb.ts';
 import { simulationPool } from './workers/simulation-pool.ts';
 import { simulationScheduler, type SimulationStats } from './workers/simulation-scheduler.ts';
@@ -16,10 +18,12 @@ import { TenantCache } from './tenant-data/cache.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 /** The data service, and how many simulations run and wait in it (tests and diagnostics). */
-export type DataService = RunningService & { simulations: () => SimulationStats };
+export type DataService = RunningService & { simulations: () => SimulationStats; metricsUrl: string };
+/** Tests export the spans to memory (docs/adr/0024-observability.md). */
+export type DataServiceOptions = { spanExporter?: SpanExporter };
 
 /** Opens the DuckDB file, connects NATS and Postgres (API keys, tenant data), and serves the data interface until stop(). */
-export async function startDataService(config: DataConfig, logger: Logger): Promise<DataService> {
+export async function startDataService(config: DataConfig, logger: Logger, options: DataServiceOptions = {}): Promise<DataService> {
   const resources = new Resources();
   return resources.build(async () => {
     await ensureReferenceData(config, logger);
@@ -38,15 +42,24 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
     // would otherwise stop the process; the pool drops that connection and opens another.
     pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service', { user: config.NATS_USER, pass: config.NATS_PASSWORD }), (n) => n.drain());
+    // docs/adr/0024-observability.md: this service's own registry and spans.
+    const registry = createMetricsRegistry('data-service');
+    const metrics = dataMetrics(registry, pool, duck, logger);
+    const tracing = resources.add(
+      createTracing({ service: 'data-service', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, exporter: options.spanExporter }),
+      (t) => t.shutdown(),
+    );
     // One view of Postgres for the whole replica: tenant data, API keys and /readyz (docs/adr/0025-data-service-degraded.md).
     const outage = new Outage(config.DEGRADED_MAX_MS, Date.now, (change) => logOutage(logger, change, config.DEGRADED_MAX_MS));
     const tenants = new TenantCache(pool, duck, logger, outage);
     if (config.OPTIMIZER) {
       const optimize = await loadOptimizer({ timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
       const facts = instrumentFacts(duck, tenants);
-      resources.add(await startOptimizerConsumer({ nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS }), (o) => o.stop());
+      const consumer = { nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS, tracing, solved: metrics.solved };
+      resources.add(await startOptimizerConsumer(consumer), (o) => o.stop());
     }
-    const simulations = resources.add(simulationScheduler(simulationPool(config.SIMULATION_THREADS), config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
+    const executor = metrics.timedSimulations(simulationPool(config.SIMULATION_THREADS));
+    const simulations = resources.add(simulationScheduler(executor, config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({
       duck,
       tenants,
@@ -78,6 +91,7 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       },
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      observability: { tracing, metrics: metrics.http },
       rateLimits: {
         store: postgresRateLimitStore(pool, 'pool'),
         settings: { windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, apiKey: config.RATE_LIMIT_API_KEY },
@@ -87,10 +101,12 @@ export async function startDataService(config: DataConfig, logger: Logger): Prom
       },
     });
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
-    logger.info('data service listening', { url: http.url });
+    const metricsServer = resources.add(await serveMetrics(registry, config.HOST, config.METRICS_PORT, logger), (m) => m.close());
+    logger.info('data service listening', { url: http.url, metrics: `${metricsServer.url}/metrics` });
     return {
       url: http.url,
       simulations: simulations.stats,
+      metricsUrl: metricsServer.url,
       stop: async () => {
         await resources.closeAll();
         logger.info('data service stopped');

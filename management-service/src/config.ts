@@ -125,7 +125,7 @@ export const managementSettings = {
   RATE_LIMIT_ACCESS_KEY: {
     description:
       "requests per window of one access key's tokens (a machine client); a tenant's own value (`cli tenant set-limits --requests-per-minute`) wins; 0: no limit",
-    default: 1200,
+    default: 6000,
     parse: parsers.integer(0, 10_000_000),
   },
   RATE_LIMIT_USER: {

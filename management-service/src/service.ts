@@ -1,4 +1,5 @@
 import { Resources, cachedPerKey, connectNats, createRevocationCache, ensureStreams, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
+import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
 import { createBearerAuthenticator } from './auth/authenticate.ts';
 import { createLoginThrottle } from './auth/login-throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
@@ -13,15 +14,18 @@ import { startBrokerSettlement } from './jobs/broker-settlement.ts';
 import { startKeyExpiry, startRevocationExpiry } from './jobs/expiry.ts';
 import { startOptimizerNightly } from './jobs/optimizer-nightly.ts';
 import { startOptimizerTimeouts } from './jobs/optimizer-timeouts.ts';
+import { managementMetrics } from './metrics.ts';
 import { createDb } from './store/db.ts';
 import { migrateLatest } from './store/migrate.ts';
 import { readTenantRevocations } from './store/token-revocations.ts';
 import { readTenantRateLimits } from './store/rate-limits.ts';
 
-export type RunningService = { url: string; stop: () => Promise<void> };
+export type RunningService = { url: string; metricsUrl: string; stop: () => Promise<void> };
+/** Tests export the spans to memory (docs/adr/0024-observability.md). */
+export type ManagementServiceOptions = { spanExporter?: SpanExporter };
 
 /** Connects Postgres and NATS, migrates, and serves the management interface until stop(). */
-export async function startManagementService(config: ManagementConfig, logger: Logger): Promise<RunningService> {
+export async function startManagementService(config: ManagementConfig, logger: Logger, options: ManagementServiceOptions = {}): Promise<RunningService> {
   const resources = new Resources();
   return resources.build(async () => {
     const db = resources.add(createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX), (d) => d.destroy());
@@ -33,6 +37,13 @@ export async function startManagementService(config: ManagementConfig, logger: L
       n.drain(),
     );
     logNatsStatus(nats, logger);
+    // docs/adr/0024-observability.md: this service's own registry and spans.
+    const registry = createMetricsRegistry('management-service');
+    const metrics = managementMetrics(registry, db, logger);
+    const tracing = resources.add(
+      createTracing({ service: 'management-service', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, exporter: options.spanExporter }),
+      (t) => t.shutdown(),
+    );
     await ensureStreams(nats);
     const signer = await createTokenSigner(config.JWT_PRIVATE_KEY, config.JWT_ISSUER, config.ACCESS_TOKEN_TTL_SECONDS);
     const authenticate = createBearerAuthenticator({
@@ -68,13 +79,14 @@ export async function startManagementService(config: ManagementConfig, logger: L
       }),
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      observability: { tracing, metrics: metrics.http },
       refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
     });
     if (config.OUTBOX_RELAY) {
       resources.add(await startRelay({ db, databaseUrl: config.DATABASE_URL, nats, logger, retentionDays: config.OUTBOX_RETENTION_DAYS }), (r) => r.stop());
     }
-    if (config.EVENT_FORWARDERS) resources.add(await startForwarders({ db, nats, logger }), (f) => f.stop());
+    if (config.EVENT_FORWARDERS) resources.add(await startForwarders({ db, nats, logger, metrics: metrics.forwarding }), (f) => f.stop());
     if (config.BROKER_SETTLEMENT) {
       // No real broker adapter is built in: the simulated broker serves SERVICE tenants and, always, PAPER_MONEY portfolios.
       const broker = simulatedBroker({
@@ -84,16 +96,21 @@ export async function startManagementService(config: ManagementConfig, logger: L
       });
       resources.add(await startBrokerSettlement({ db, databaseUrl: config.DATABASE_URL, broker, paperBroker: broker, logger }), (s) => s.stop());
     }
-    if (config.OPTIMIZER_RESULTS) resources.add(await startOptimizerResults({ db, nats, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS }), (r) => r.stop());
+    if (config.OPTIMIZER_RESULTS) {
+      const results = { db, nats, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS, tracing, metrics: metrics.optimizerResults };
+      resources.add(await startOptimizerResults(results), (r) => r.stop());
+    }
     const limits = { timeoutMs: config.OPTIMIZER_RESULT_TIMEOUT_MS, maxAttempts: config.OPTIMIZER_MAX_ATTEMPTS };
     resources.add(startOptimizerTimeouts({ db, logger, ...limits }), (t) => t.stop());
     if (config.OPTIMIZER_NIGHTLY_AT !== '') resources.add(startOptimizerNightly({ db, logger, at: config.OPTIMIZER_NIGHTLY_AT }), (n) => n.stop());
     resources.add(startKeyExpiry(db, logger), (k) => k.stop());
     resources.add(startRevocationExpiry(db, logger), (r) => r.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
-    logger.info('management service listening', { url: http.url });
+    const metricsServer = resources.add(await serveMetrics(registry, config.HOST, config.METRICS_PORT, logger), (m) => m.close());
+    logger.info('management service listening', { url: http.url, metrics: `${metricsServer.url}/metrics` });
     return {
       url: http.url,
+      metricsUrl: metricsServer.url,
       stop: async () => {
         await resources.closeAll();
         logger.info('management service stopped');

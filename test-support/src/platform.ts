@@ -63,6 +63,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
       DATABASE_URL: database.url,
       NATS_URL: natsUrl,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      METRICS_PORT: '0',
       ...(options.ownNats ? {} : { OPTIMIZER: 'false' }),
     };
     const management = resources.add(

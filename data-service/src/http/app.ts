@@ -1,6 +1,15 @@
 // The HTTP layer: routes of the data contract bound to the features' functions; no SQL here.
 import type { Request } from 'express';
-import { createApiApp, loadContract, natsAnswers, type Logger, type NatsConnection, type RateLimitStore } from '@platform/shared';
+import {
+  createApiApp,
+  loadContract,
+  natsAnswers,
+  type HttpMetrics,
+  type Logger,
+  type NatsConnection,
+  type RateLimitStore,
+  type Tracing,
+} from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
 import { dataRateLimits, type TenantRateLimits } from '../domain/rate-limits.ts';
 import type { SimulationLimits } from '../simulation/request.ts';
@@ -31,6 +40,8 @@ export type DataDeps = {
   bodyLimitBytes: number;
   /** docs/adr/0023-rate-limits.md: the counters, the API-key limit and each tenant's own (none: nothing is limited). */
   rateLimits?: { store: RateLimitStore; settings: { windowSeconds: number; apiKey: number }; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
+  /** A span and a duration per request (docs/adr/0024-observability.md). */
+  observability?: { tracing: Tracing; metrics: HttpMetrics };
 };
 
 /** The data interface: routes of contracts/data.openapi.yaml, handlers by operationId. */
@@ -62,5 +73,6 @@ export async function createDataApp(deps: DataDeps) {
       store: limits.store,
       limitsFor: async ({ principal }) => dataRateLimits(limits.settings, principal, principal ? await limits.tenantLimits(principal.tenantId) : {}),
     },
+    ...deps.observability,
   });
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { HttpMetrics, Tracing } from '@platform/shared';
 import { createApiApp, loadContract, type Logger, type NatsConnection, type RateLimitStore } from '@platform/shared';
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
@@ -26,6 +27,8 @@ export type ManagementDeps = {
   bodyLimitBytes: number;
   refreshTtlSeconds: number;
   idempotency: { retentionDays: number; waitMs: number };
+  /** A span and a duration per request (docs/adr/0024-observability.md). */
+  observability?: { tracing: Tracing; metrics: HttpMetrics };
   /** docs/adr/0023-rate-limits.md: the counters, the defaults and each tenant's own limits (none: nothing is limited). */
   rateLimits?: { store: RateLimitStore; settings: RateLimitSettings; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
   loginThrottle?: LoginThrottle;
@@ -70,6 +73,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     mapError: domainProblem,
+    ...deps.observability,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
     rateLimits: limits && {
       store: limits.store,
