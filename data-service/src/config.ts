@@ -44,6 +44,12 @@ export const dataSettings = {
     default: 10,
     parse: parsers.integer(1, 500),
   },
+  DATABASE_CONNECT_TIMEOUT_MS: {
+    description:
+      'longest wait for a Postgres connection (a new one, or a free one of the pool); beyond it Postgres counts as not answering: reads are served degraded, writes get 503 (0: wait for ever)',
+    default: 5_000,
+    parse: parsers.integer(0, 600_000),
+  },
   NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
   // The service's own user on the bus (docs/adr/0026-bus-authorization.md); credentials in NATS_URL work too.
   NATS_USER: { description: 'user name on the NATS server (e.g. data-service); none: the one in NATS_URL, if any', parse: parsers.string },
@@ -117,17 +123,6 @@ export const dataSettings = {
     parse: parsers.integer(1, 10_000),
   },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
-  METRICS_PORT: {
-    description:
-      'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',
-    default: 9465,
-    parse: parsers.integer(0, 65535),
-  },
-  OTEL_EXPORTER_OTLP_ENDPOINT: {
-    description:
-      'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
-    parse: parsers.url('http', 'https'),
-  },
   METRICS_PORT: {
     description:
       'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',
