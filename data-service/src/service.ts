@@ -37,7 +37,10 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       }, config.REFERENCE_RELOAD_MS);
       resources.add(timer, (t) => clearInterval(t));
     }
-    const pool = resources.add(new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX }), (p) => p.end());
+    const pool = resources.add(
+      new pg.Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_MAX, connectionTimeoutMillis: config.DATABASE_CONNECT_TIMEOUT_MS }),
+      (p) => p.end(),
+    );
     // An idle connection that Postgres ends (a restart: 57P01) is an 'error' of the pool, which
     // would otherwise stop the process; the pool drops that connection and opens another.
     pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));

@@ -16,6 +16,7 @@ import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 
 const TENANT = 'degraded';
 const DEGRADED_MAX_MS = 8_000;
+const CONNECT_TIMEOUT_MS = 500;
 const BATCH = '/data/custom/reference/batch/';
 const CSV = '/data/custom/reference/csv/';
 const REMOVE = '/data/custom/reference/remove/';
@@ -127,6 +128,7 @@ describe('data service degraded while Postgres does not answer', function () {
         API_KEY_CACHE_MS: '0',
         TOKEN_REVOCATION_CHECK_MS: '0',
         DEGRADED_MAX_MS: String(DEGRADED_MAX_MS),
+        DATABASE_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
       }),
       logger,
     );
@@ -235,6 +237,29 @@ describe('data service degraded while Postgres does not answer', function () {
     });
   });
 
+  describe('Postgres accepting connections but never answering', () => {
+    before(() => proxy.hang());
+    after(() => proxy.restore());
+
+    it('serves reads degraded and refuses writes once DATABASE_CONNECT_TIMEOUT_MS has passed, instead of waiting for ever', async () => {
+      const started = Date.now();
+      const reference = await reads().reference!();
+      assert.equal(reference.status, 200, reference.text);
+      assert.equal(reference.body.data[isins[0]!].esg_score, 42);
+      assertUnavailable(await post(BATCH, { data: [{ instrument_id: isins[0], reference_data: { esg_score: 7 } }] }));
+      // One connection time-out, then the cache (the key, its revocations and the tenant's data
+      // would otherwise each wait that long); the write waits for its own connection.
+      assert.ok(Date.now() - started < 8 * CONNECT_TIMEOUT_MS, `took ${Date.now() - started} ms`);
+      assert.equal((await readyz()).body.status, 'degraded');
+    });
+
+    it('answers again once Postgres does, and the refused write changed nothing', async () => {
+      await proxy.restore();
+      assert.equal((await readyz()).body.status, 'ok');
+      assert.equal((await reads().reference!()).body.data[isins[0]!].esg_score, 42);
+    });
+  });
+
   describe('Postgres unreachable for longer than DEGRADED_MAX_MS', () => {
     before(() => proxy.cut());
     after(() => proxy.restore());
@@ -252,7 +277,7 @@ describe('data service degraded while Postgres does not answer', function () {
       const notReady = await readyz();
       assertProblem(notReady, 503, 'unavailable');
       assert.equal(notReady.body.checks.postgres, 'failing');
-      assert.equal(warnings.filter((w) => /^Postgres does not answer/.test(w)).length, 2, 'once per outage');
+      assert.equal(warnings.filter((w) => /^Postgres does not answer/.test(w)).length, 3, 'once per outage');
     });
 
     it('serves again once Postgres answers', async () => {

@@ -110,6 +110,47 @@ describe('Outage: degraded for a bounded time while Postgres does not answer', (
       );
     });
 
+    it('answers from the cache without asking Postgres within probeMs of a failed read, and asks again after', async () => {
+      const { o, at } = outage(10_000);
+      await o.read(
+        async () => 'fresh',
+        () => undefined,
+      );
+      await o.read(
+        () => Promise.reject(refused()),
+        () => 'cached',
+      );
+      let asked = 0;
+      const ask = () => {
+        asked++;
+        return Promise.reject(refused());
+      };
+      at(999);
+      assert.equal(await o.read(ask, () => 'cached'), 'cached');
+      assert.equal(asked, 0);
+      at(1000);
+      assert.equal(await o.read(ask, () => 'cached'), 'cached');
+      assert.equal(asked, 1);
+      at(1500);
+      assert.equal(
+        await o.read(
+          async () => 'fresh again',
+          () => 'cached',
+        ),
+        'cached',
+        'still within probeMs of the last failure',
+      );
+      at(2000);
+      assert.equal(
+        await o.read(
+          async () => 'fresh again',
+          () => 'cached',
+        ),
+        'fresh again',
+      );
+      assert.equal(o.mode(), 'ok');
+    });
+
     it('refuses the cached value once expired', async () => {
       const { o, at } = outage(1000);
       await o.read(

@@ -20,6 +20,7 @@ export type OutageChange = { to: 'degraded' } | { to: 'expired'; afterMs: number
 export class Outage {
   private reached = false;
   private since: number | undefined;
+  private lastFailure = 0;
   private expiredTold = false;
 
   constructor(
@@ -27,6 +28,12 @@ export class Outage {
     private readonly maxMs: number,
     private readonly now: () => number,
     private readonly onChange: (change: OutageChange) => void = () => undefined,
+    /**
+     * While degraded, how long after a failed read the next reads answer from the cache without
+     * asking Postgres: a server that does not answer costs a connection time-out, and requests
+     * would otherwise each wait that long (several times: key, revocations, tenant data).
+     */
+    private readonly probeMs = 1000,
   ) {}
 
   /** A read of Postgres answered. */
@@ -41,8 +48,9 @@ export class Outage {
 
   /** A read of Postgres failed because it does not answer (not because of what was asked). */
   unreachable(): void {
+    this.lastFailure = this.now();
     if (!this.reached || this.since !== undefined) return;
-    this.since = this.now();
+    this.since = this.lastFailure;
     this.onChange({ to: 'degraded' });
   }
 
@@ -61,9 +69,14 @@ export class Outage {
   /**
    * Runs a Postgres read and records its outcome. When it fails because Postgres does not answer
    * and the replica is degraded (not expired), answers `cached()` instead, unless that is
-   * undefined (nothing verified to serve); otherwise the read's error is thrown (a 503).
+   * undefined (nothing verified to serve); otherwise the read's error is thrown (a 503). Within
+   * `probeMs` of a failed read, a degraded replica answers `cached()` without reading.
    */
   async read<T>(read: () => Promise<T>, cached: () => T | undefined): Promise<T> {
+    if (this.mode() === 'degraded' && this.now() - this.lastFailure < this.probeMs) {
+      const fallback = cached();
+      if (fallback !== undefined) return fallback;
+    }
     let value: T;
     try {
       value = await read();

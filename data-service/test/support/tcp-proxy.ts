@@ -3,9 +3,10 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 /**
  * A TCP proxy on a loopback port to `target`, for tests that make a server unreachable for one
  * service only: `cut()` closes the port and every connection through it (new ones are refused),
- * `restore()` listens on the same port again.
+ * `hang()` does so too but then accepts connections and never answers them (a server that is
+ * gone behind an address that still accepts), `restore()` forwards on the same port again.
  */
-export type TcpProxy = { port: number; cut: () => Promise<void>; restore: () => Promise<void>; close: () => Promise<void> };
+export type TcpProxy = { port: number; cut: () => Promise<void>; hang: () => Promise<void>; restore: () => Promise<void>; close: () => Promise<void> };
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
@@ -15,11 +16,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   let server: Server | undefined;
   let port = 0;
-  const open = () =>
+  let forwarding = false;
+  const open = (forward: boolean) =>
     new Promise<void>((resolve, reject) => {
       const s = createServer((client) => {
-        const upstream = connect(target.port, target.host);
         track(client);
+        if (!forward) return;
+        const upstream = connect(target.port, target.host);
         track(upstream);
         client.pipe(upstream).on('error', () => client.destroy());
         upstream.pipe(client).on('error', () => upstream.destroy());
@@ -32,6 +35,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       s.listen(port, '127.0.0.1', () => {
         port = (s.address() as { port: number }).port;
         server = s;
+        forwarding = forward;
         resolve();
       });
     });
@@ -41,12 +45,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     for (const socket of sockets) socket.destroy();
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
   };
-  await open();
+  await open(true);
   return {
     port,
     cut,
+    hang: async () => {
+      await cut();
+      await open(false);
+    },
     restore: async () => {
-      if (!server) await open();
+      if (server && forwarding) return;
+      await cut();
+      await open(true);
     },
     close: cut,
   };
