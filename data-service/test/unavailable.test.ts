@@ -41,6 +41,8 @@ describe('data service while Postgres does not answer', function () {
         TOKEN_REVOCATION_CHECK_MS: '60000',
         // Never degraded: what a replica answers when it may not serve from its cache (degraded.test.ts for the rest).
         DEGRADED_MAX_MS: '0',
+        // Two services in one process: each its own metrics port.
+        METRICS_PORT: '0',
       }),
       logger,
     );
