@@ -71,6 +71,9 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
         NATS_URL: natsUrl,
         JWT_PRIVATE_KEY: await exportPKCS8(privateKey),
         MIGRATE_ON_START: 'false',
+        // Benchmarks measure throughput on one access key, which its default limit would refuse
+        // (docs/adr/0023-rate-limits.md); bench:rate-limits measures the limits themselves.
+        RATE_LIMIT_ACCESS_KEY: '0',
         ...env,
       },
       stdio: ['ignore', 'ignore', 'inherit'],

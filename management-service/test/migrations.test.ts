@@ -62,13 +62,14 @@ describe('database migrations: each package owns its tables, one command applies
         'management-service/008_token_revocation.sql',
         'management-service/009_optimization_requests.sql',
         'management-service/010_broker_orders.sql',
+        'shared/011_rate_limits.sql',
       ].filter((f) => names.includes(basename(f))),
     );
     for (const [, path] of files) {
       const created = [...readFileSync(path, 'utf8').matchAll(/create table (?:if not exists )?(\w+)/g)].map((m) => m[1]!);
       for (const table of created) {
         if (table.startsWith('data_')) assert.equal(owner(path), 'data-service', `${table} in ${path}`);
-        else if (table === 'idempotency_keys') assert.equal(owner(path), 'shared', `${table} in ${path}`);
+        else if (table === 'idempotency_keys' || table === 'rate_limits') assert.equal(owner(path), 'shared', `${table} in ${path}`);
         else assert.equal(owner(path), 'management-service', `${table} in ${path}`);
       }
     }
