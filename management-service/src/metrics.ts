@@ -33,10 +33,9 @@ export function managementMetrics(registry: Registry, db: Knex, logger: Logger):
       help,
       registers: [registry],
       async collect() {
+        // A failed read keeps the last value: a scrape while Postgres is away shows no false zero.
         const value = await backlog();
-        const picked = value && pick(value);
-        if (picked === undefined) this.reset();
-        else this.set(picked);
+        if (value) this.set(pick(value) ?? 0);
       },
     });
   backlogGauge('outbox_unpublished_events', 'Outbox rows (events and internal messages) not yet published to NATS', (b) => b.outboxUnpublished);
@@ -49,10 +48,10 @@ export function managementMetrics(registry: Registry, db: Knex, logger: Logger):
   backlogGauge('broker_instructions_pending', 'Broker instructions (deposits, orders, withdrawals) not settled yet', (b) => b.brokerInstructionsPending);
   backlogGauge(
     'optimizer_nightly_last_run_timestamp_seconds',
-    'When the last nightly optimization batch finished (absent before the first)',
+    'When the last nightly optimization batch finished, in seconds since the epoch (0 before the first)',
     (b) => b.nightlyFinishedAt,
   );
-  backlogGauge('optimizer_nightly_last_run_requested', 'Optimizations the last nightly batch requested', (b) => b.nightlyRequested);
+  backlogGauge('optimizer_nightly_last_run_requested', 'Optimizations the last nightly batch requested (0 before the first)', (b) => b.nightlyRequested);
 
   const delivered = new Counter({
     name: 'events_delivered_total',
