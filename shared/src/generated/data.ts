@@ -1221,7 +1221,7 @@ export interface components {
                  *       "request_id": "01JP9ZMSB5HT8EWXBBS2C33S7Q",
                  *       "checks": {
                  *         "duckdb": "ok",
-                 *         "nats": "fail"
+                 *         "nats": "failing"
                  *       }
                  *     }
                  */
