@@ -67,8 +67,9 @@ export async function startManagementService(config: ManagementConfig, logger: L
           user: config.RATE_LIMIT_USER,
           address: config.RATE_LIMIT_ADDRESS,
         },
-        // A tenant's own limits reach every replica within the bound of its revocations.
-        tenantLimits: cachedPerKey((tenantId) => readTenantRateLimits(db, tenantId), config.TOKEN_REVOCATION_CHECK_MS),
+        // A tenant's own limits reach every replica within the bound of its revocations; while
+        // Postgres is away the defaults apply (the request then gets its own 503, not one of the limits).
+        tenantLimits: cachedPerKey((tenantId) => readTenantRateLimits(db, tenantId).catch(() => ({})), config.TOKEN_REVOCATION_CHECK_MS),
       },
       loginThrottle: createLoginThrottle(rateLimitStore, {
         keyFailuresFree: config.LOGIN_FAILURES_FREE,
