@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
-import { Resources, cachedPerKey, connectNats, createRevocationCache, isUnavailable, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
+import { Resources, cachedPerKey, connectNats, createRevocationCache, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
 import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
 import { readTenantRateLimits } from './auth/rate-limits.ts';
 import { Outage, type OutageChange } from './domain/outage.ts';
@@ -15,6 +15,7 @@ import { startOptimizerConsumer } from './optimizer/consumer.ts';
 import { loadOptimizer } from './optimizer/engine.ts';
 import { instrumentFacts } from './optimizer/instruments.ts';
 import { TenantCache } from './tenant-data/cache.ts';
+import { postgresReadiness } from './tenant-data/readiness.ts';
 
 export type RunningService = { url: string; stop: () => Promise<void> };
 /** The data service, and how many simulations run and wait in it (tests and diagnostics). */
@@ -78,20 +79,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
         }),
         outage,
       ),
-      // Also not ready before the management service has migrated the data service's tables.
-      // Degraded is ready: the replica still serves reads, so it stays behind the load balancer.
-      postgresAnswers: async () => {
-        try {
-          await pool.query('select 1 from data_tenant_versions limit 1');
-        } catch (error) {
-          if (!isUnavailable(error)) throw error;
-          outage.unreachable();
-          if (outage.mode() === 'degraded') return 'degraded';
-          throw error;
-        }
-        outage.reachable();
-        return 'ok';
-      },
+      postgresAnswers: () => postgresReadiness(pool, outage),
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       observability: { tracing, metrics: metrics.http },

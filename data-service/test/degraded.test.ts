@@ -5,7 +5,10 @@ import { testNatsUrl, testWorkDir } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startOwnPostgres, type OwnPostgres } from '@platform/test-support/own-postgres';
 import { createApiKey, createTenant, revokeApiKey } from '@platform/test-support/tenants';
+import pg from 'pg';
 import { loadDataConfig } from '../src/config.ts';
+import { Outage } from '../src/domain/outage.ts';
+import { postgresReadiness } from '../src/tenant-data/readiness.ts';
 import { startDataService, type RunningService } from '../src/service.ts';
 import { seedTenantUniverses } from './support/tenant-data.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
@@ -251,6 +254,21 @@ describe('data service degraded while Postgres does not answer', function () {
       // would otherwise each wait that long); the write waits for its own connection.
       assert.ok(Date.now() - started < 8 * CONNECT_TIMEOUT_MS, `took ${Date.now() - started} ms`);
       assert.equal((await readyz()).body.status, 'degraded');
+    });
+
+    it("answers the readiness check within its own bound, below the probe's time-out, however long a connection may wait", async () => {
+      const pool = new pg.Pool({ host: '127.0.0.1', port: proxy.port, user: 'postgres', connectionTimeoutMillis: 3_000 });
+      pool.on('error', () => undefined);
+      try {
+        const outage = new Outage(60_000, Date.now);
+        await assert.rejects(postgresReadiness(pool, outage, 300), /did not answer within 300 ms/, 'never reached: not ready');
+        outage.reachable();
+        const started = Date.now();
+        assert.equal(await postgresReadiness(pool, outage, 300), 'degraded');
+        assert.ok(Date.now() - started < 1_000, `took ${Date.now() - started} ms`);
+      } finally {
+        await pool.end();
+      }
     });
 
     it('answers again once Postgres does, and the refused write changed nothing', async () => {
