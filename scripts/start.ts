@@ -10,6 +10,8 @@ import knex from 'knex';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { findActiveTenant } from '../management-service/src/store/credentials.ts';
+import { createBusCredential } from '../management-service/src/admin/bus-credentials.ts';
+import { startBusUsersSync, type BusUsersSync } from '../management-service/src/bus/sync.ts';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
 import { waitFor } from '@platform/test-support/ports';
@@ -32,11 +34,13 @@ const FORMER_PG_PASSWORD = 'platform';
 const log = (line: string) => console.log(`[start] ${line}`);
 
 // `policies`: the ids of the demo tenant's sample policies by risk level (README "Reference data").
-type Credentials = DemoAccess & { policies?: Record<string, string> };
+// `bus_username`/`bus_password`: the demo tenant's subscriber on NATS and MQTT (README "The event bus").
+type Credentials = DemoAccess & { policies?: Record<string, string>; bus_username?: string; bus_password?: string };
 type Service = { name: string; entry: string; env: Record<string, string>; url: string };
 
 let postgres: Postgres | undefined;
 let nats: NatsServer | undefined;
+let busUsers: { sync: BusUsersSync; close: () => Promise<void> } | undefined;
 const running = new Map<string, ChildProcess>();
 const restarts = new Map<string, number[]>();
 let ready = false;
@@ -48,6 +52,7 @@ async function stopAll(code: number): Promise<void> {
   stopping = { code };
   log('stopping');
   await Promise.all([...running].map(([name, child]) => stopProcess(child, { name, signal: 'SIGTERM', graceMs: SERVICE_STOP_MS, log }).catch(() => undefined)));
+  await busUsers?.close().catch(() => undefined);
   await nats?.stop().catch((error) => log(`nats-server: ${(error as Error).message}`));
   await postgres?.stop().catch((error) => log(`postgres: ${(error as Error).message}`));
   process.exit(code);
@@ -123,11 +128,16 @@ async function prepareDatabase(databaseUrl: string): Promise<Credentials> {
     const file = `${DATA}/credentials.json`;
     if (existsSync(file) && (await findActiveTenant(db, DEMO_TENANT))) {
       chmodSync(file, 0o600);
-      return JSON.parse(readFileSync(file, 'utf8')) as Credentials;
+      const kept = JSON.parse(readFileSync(file, 'utf8')) as Credentials;
+      if (kept.bus_username) return kept;
+      // A data folder from before the bus required a login.
+      const bus = await createBusCredential(db, DEMO_TENANT, 'created by npm start');
+      return { ...kept, bus_username: bus.username, bus_password: bus.password };
     }
     if (!(await findActiveTenant(db, DEMO_TENANT))) await createTenant(db, { id: DEMO_TENANT, name: 'Demo tenant' });
     const access = await createAccessKey(db, DEMO_TENANT, 'created by npm start');
     const api = await createApiKey(db, DEMO_TENANT, 'created by npm start');
+    const bus = await createBusCredential(db, DEMO_TENANT, 'created by npm start');
     const credentials = {
       tenant_id: DEMO_TENANT,
       management_url: `http://127.0.0.1:${MANAGEMENT_PORT}`,
@@ -135,6 +145,8 @@ async function prepareDatabase(databaseUrl: string): Promise<Credentials> {
       access_key_id: access.access_key_id,
       secret_access_key: access.secret_access_key,
       api_key: api.api_key,
+      bus_username: bus.username,
+      bus_password: bus.password,
     };
     writeFileSync(file, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
     return credentials;
@@ -215,16 +227,27 @@ try {
     natsUrl = nats.url;
   }
   const credentials = await prepareDatabase(databaseUrl);
+  if (nats) {
+    // Tenants' bus credentials reach nats-server through its users file (docs/adr/0026-bus-authorization.md).
+    const server = nats;
+    const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
+    const intervalMs = Number(process.env.BUS_USERS_SYNC_MS ?? 2000);
+    const sync = startBusUsersSync({ db, file: server.users.file, source: server.users.source, intervalMs, reload: server.reload, log });
+    busUsers = { sync, close: () => sync.stop().then(() => db.destroy()) };
+    await sync.syncNow();
+  }
   const platformFile = `${DATA}/platform.json`;
   writeFileSync(platformFile, JSON.stringify({ database_url: databaseUrl, nats_url: natsUrl }, null, 2) + '\n', { mode: 0o600 });
   chmodSync(platformFile, 0o600);
-  const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, HOST: process.env.HOST ?? '127.0.0.1' };
+  const common = { DATABASE_URL: databaseUrl, HOST: process.env.HOST ?? '127.0.0.1' };
+  // Each service logs in to the NATS server started here as itself; a NATS_URL given serves both.
+  const serviceNats = nats?.serviceUrls ?? { management: natsUrl, data: natsUrl };
   const services: Service[] = [
     {
       name: 'management',
       entry: 'management-service/src/main.ts',
       url: `http://127.0.0.1:${MANAGEMENT_PORT}`,
-      env: { ...common, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' },
+      env: { ...common, NATS_URL: serviceNats.management, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' },
     },
     // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
     // `npm run cli -- data ingest` reuse or replace it.
@@ -232,7 +255,7 @@ try {
       name: 'data',
       entry: 'data-service/src/main.ts',
       url: `http://127.0.0.1:${DATA_PORT}`,
-      env: { ...common, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' },
+      env: { ...common, NATS_URL: serviceNats.data, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' },
     },
   ];
   for (const service of services) startService(service);
@@ -243,7 +266,7 @@ try {
   ready = true;
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);
-  if (nats?.mqttUrl) log(`tenant events over MQTT:  ${nats.mqttUrl} topic tenants/<tenant>/events`);
+  if (nats?.mqttUrl) log(`tenant events over MQTT:  ${nats.mqttUrl} topic tenants/<tenant>/events (bus_username and bus_password of credentials.json)`);
   log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id}; sample policies: ${Object.keys(policies).join(', ') || 'none'})`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {

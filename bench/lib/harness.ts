@@ -10,14 +10,16 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
 import { migrateLatest } from '../../management-service/src/store/migrate.ts';
 import { Resources } from '@platform/shared';
-import { startNatsServer } from '@platform/test-support/nats-server';
+import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
+import { createBusCredential } from '../../management-service/src/admin/bus-credentials.ts';
+import { writeBusUsers } from '../../management-service/src/bus/sync.ts';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { startEmbeddedPostgres } from '@platform/test-support/postgres';
 
 export type BenchPlatform = {
   databaseUrl: string;
   natsUrl: string;
-  /** The MQTT listener of the NATS server the harness started (none with NATS_URL). */
+  /** The MQTT listener of the NATS server the harness started, with a bus credential of the tenant (none with NATS_URL). */
   mqttUrl?: string;
   db: Knex;
   managementUrl: string;
@@ -50,14 +52,15 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
     const db = resources.add(knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 40 } }), (d) => d.destroy());
     await migrateLatest(db);
     let natsUrl = process.env.NATS_URL;
-    let mqttUrl: string | undefined;
+    let serviceNatsUrl = natsUrl;
+    let nats: NatsServer | undefined;
     if (!natsUrl) {
-      const nats = resources.add(
+      nats = resources.add(
         await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }),
         (n) => n.stop(),
       );
       natsUrl = nats.url;
-      mqttUrl = nats.mqttUrl;
+      serviceNatsUrl = nats.serviceUrls.management;
     }
 
     const port = await freePort();
@@ -68,12 +71,9 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
         HOST: '127.0.0.1',
         PORT: String(port),
         DATABASE_URL: databaseUrl,
-        NATS_URL: natsUrl,
+        NATS_URL: serviceNatsUrl,
         JWT_PRIVATE_KEY: await exportPKCS8(privateKey),
         MIGRATE_ON_START: 'false',
-        // Benchmarks measure throughput on one access key, which its default limit would refuse
-        // (docs/adr/0023-rate-limits.md); bench:rate-limits measures the limits themselves.
-        RATE_LIMIT_ACCESS_KEY: '0',
         ...env,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -92,6 +92,16 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
     const tenantId = 'bench';
     await createTenant(db, { id: tenantId });
     const key = await createAccessKey(db, tenantId);
+    // MQTT subscribers log in with a bus credential of the tenant (docs/adr/0026-bus-authorization.md).
+    let mqttUrl: string | undefined;
+    if (nats?.mqttUrl) {
+      const bus = await createBusCredential(db, tenantId);
+      if (await writeBusUsers(db, nats.users.file, nats.users.source)) nats.reload();
+      const url = new URL(nats.mqttUrl);
+      url.username = bus.username;
+      url.password = bus.password;
+      mqttUrl = url.toString();
+    }
     const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
     const { access_token: token } = (await login.json()) as { access_token: string };
     return { databaseUrl, natsUrl, mqttUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };

@@ -23,14 +23,15 @@ export const streams = {
 } as const;
 
 /**
- * Connects and stays connected, logging in with `credentials.user` when given, else with the user
- * and password the URL carries (`nats://user:password@host:4222`; docs/adr/0026-bus-authorization.md).
+ * Connects and stays connected (unless `reconnect: false`), logging in with `options.user` when
+ * given, else with the user and password the URL carries (`nats://user:password@host:4222`; docs/adr/0026-bus-authorization.md).
  */
-export async function connectNats(url: string, name: string, credentials: { user?: string; pass?: string } = {}): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, options: { user?: string; pass?: string; reconnect?: boolean } = {}): Promise<NatsConnection> {
   const fromUrl = natsCredentials(url);
-  const user = credentials.user ?? fromUrl.user;
-  const pass = credentials.user ? credentials.pass : fromUrl.pass;
-  return connect({ servers: fromUrl.server, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(user ? { user, pass } : {}) });
+  const user = options.user ?? fromUrl.user;
+  const pass = options.user ? options.pass : fromUrl.pass;
+  const maxReconnectAttempts = options.reconnect === false ? 0 : -1;
+  return connect({ servers: fromUrl.server, name, maxReconnectAttempts, reconnectTimeWait: 1000, ...(user ? { user, pass } : {}) });
 }
 
 /** The server address without its credentials, and the credentials (URL-decoded). */

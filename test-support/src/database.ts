@@ -45,11 +45,11 @@ export const testServiceNatsUrls = () => ({
 export const testWorkDir = () => env('TEST_WORK_DIR');
 
 /**
- * A nats-server of the caller's own (JetStream, loopback, state under the run's work folder), for
+ * A nats-server of the caller's own (JetStream, MQTT, loopback, state under the run's work folder), for
  * tests whose services must not share the platform's internal subjects with other tests' services
  * (the optimizer's durable consumers would otherwise take each other's requests and results).
  */
 export async function startOwnNats(): Promise<NatsServer> {
   const dir = join(testWorkDir(), `nats-${newUlid().toLowerCase()}`);
-  return startNatsServer({ port: await freePort(), dir, name: `test-${newUlid().toLowerCase()}`, log: () => undefined });
+  return startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir, name: `test-${newUlid().toLowerCase()}`, log: () => undefined });
 }
