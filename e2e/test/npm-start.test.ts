@@ -8,6 +8,7 @@ import { freePort, portAnswers, waitFor } from '@platform/test-support/ports';
 import { passwordAccepted, postgresSystemUser, startEmbeddedPostgres } from '@platform/test-support/postgres';
 import { exitOf, type Exit } from '@platform/test-support/processes';
 import { childrenOf, processesOf } from '@platform/test-support/process-list';
+import { connectNats } from '@platform/shared';
 import { dataClient, managementClient } from '../src/clients.ts';
 
 type Credentials = {
@@ -18,6 +19,8 @@ type Credentials = {
   secret_access_key: string;
   api_key: string;
   policies: Record<string, string>;
+  bus_username: string;
+  bus_password: string;
 };
 const LEVELS = ['defensive', 'conservative', 'balanced', 'growth', 'aggressive'];
 
@@ -165,7 +168,21 @@ describe('npm start', function () {
     if (pgUser) assert.equal(statSync(dataDir).gid, pgUser.gid);
 
     const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
-    assert.deepEqual(Object.keys(credentials).sort(), ['access_key_id', 'api_key', 'data_url', 'management_url', 'policies', 'secret_access_key', 'tenant_id']);
+    assert.deepEqual(Object.keys(credentials).sort(), [
+      'access_key_id',
+      'api_key',
+      'bus_password',
+      'bus_username',
+      'data_url',
+      'management_url',
+      'policies',
+      'secret_access_key',
+      'tenant_id',
+    ]);
+    // The bus takes the demo tenant's credential and nobody without one (docs/adr/0026-bus-authorization.md).
+    const natsAddress = `nats://127.0.0.1:${ports.NATS_PORT}`;
+    await (await connectNats(natsAddress, 'demo-subscriber', { user: credentials.bus_username, pass: credentials.bus_password, reconnect: false })).close();
+    await assert.rejects(connectNats(natsAddress, 'anonymous', { reconnect: false }), /Authorization Violation/i);
     assert.deepEqual(Object.keys(credentials.policies), LEVELS);
     const login = await managementClient(credentials.management_url).POST('/auth/login/', {
       body: { access_key_id: credentials.access_key_id, secret_access_key: credentials.secret_access_key },

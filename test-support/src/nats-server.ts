@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connectNats } from '@platform/shared';
 import { hashBusPassword } from '../../management-service/src/admin/bus-credentials.ts';
 import { SERVICE_USERS, busUsers, renderNatsUsers } from '../../management-service/src/bus/nats-users.ts';
@@ -45,13 +45,15 @@ export async function startNatsServer(options: {
   mkdirSync(`${options.dir}/jetstream`, { recursive: true });
   const configFile = `${options.dir}/nats.conf`;
   const usersFile = `${options.dir}/users.conf`;
-  // Random passwords of this start; the hashes' cost is low because the passwords are random and
-  // the tests open many connections.
-  const passwords = {
-    management: randomBytes(24).toString('base64url'),
-    data: randomBytes(24).toString('base64url'),
-    admin: randomBytes(24).toString('base64url'),
-  };
+  // Random passwords, kept with the server's state so that a server started again on the same
+  // folder (a test's outage, the next `npm start`) takes the clients' credentials; the hashes' cost
+  // is low because the passwords are random and the tests open many connections.
+  const passwordsFile = `${options.dir}/passwords.json`;
+  const random = () => randomBytes(24).toString('base64url');
+  const passwords = existsSync(passwordsFile)
+    ? (JSON.parse(readFileSync(passwordsFile, 'utf8')) as { management: string; data: string; admin: string })
+    : { management: random(), data: random(), admin: random() };
+  writeFileSync(passwordsFile, JSON.stringify(passwords), { mode: 0o600 });
   const source: BusUsersSource = {
     services: { management: await hashBusPassword(passwords.management, 4), data: await hashBusPassword(passwords.data, 4) },
     admin: await hashBusPassword(passwords.admin, 4),
