@@ -63,6 +63,8 @@ describe('database migrations: each package owns its tables, one command applies
         'management-service/009_optimization_requests.sql',
         'management-service/010_broker_orders.sql',
         'shared/011_rate_limits.sql',
+        'management-service/012_outbox_traceparent.sql',
+        'management-service/013_bus_credentials.sql',
       ].filter((f) => names.includes(basename(f))),
     );
     for (const [, path] of files) {
