@@ -75,6 +75,11 @@ describe("events forwarded to a tenant's own MQTT broker", function () {
       const order = received.filter((r) => during.includes(r.dataId)).map((r) => r.dataId);
       assert.deepEqual([...new Set(order)], during, 'in the order of the changes');
       assert.ok(received.every((r) => r.topic === `bank/${good.tenantId}/events`));
+      // docs/adr/0024-observability.md: deliveries and failed attempts counted per destination kind.
+      const metrics = await (await fetch(`${platform.metricsUrls.management}/metrics`)).text();
+      const counter = (name: string) => Number(new RegExp(`^${name}\\{[^}]*destination_kind="mqtt"[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
+      assert.ok(counter('events_delivered_total') >= 1 + during.length, 'every delivered event counted');
+      assert.ok(counter('events_delivery_failures_total') >= 1, 'the broken destination and the outage counted as failures');
     } finally {
       await subscriber.endAsync();
     }
