@@ -24,6 +24,9 @@ import { ensureDemoPolicies, type DemoAccess } from './lib/demo-policies.ts';
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
 const DATA_PORT = Number(process.env.DATA_PORT ?? 8081);
+// GET /metrics of each service (docs/adr/0024-observability.md).
+const MANAGEMENT_METRICS_PORT = Number(process.env.MANAGEMENT_METRICS_PORT ?? 9464);
+const DATA_METRICS_PORT = Number(process.env.DATA_METRICS_PORT ?? 9465);
 const DEMO_TENANT = 'demo';
 // README "When a process dies": a service that exits on its own is restarted, at most 3 times a minute.
 const RESTARTS: RestartPolicy = { limit: 3, windowMs: 60_000 };
@@ -247,7 +250,14 @@ try {
       name: 'management',
       entry: 'management-service/src/main.ts',
       url: `http://127.0.0.1:${MANAGEMENT_PORT}`,
-      env: { ...common, NATS_URL: serviceNats.management, PORT: String(MANAGEMENT_PORT), JWT_PRIVATE_KEY: await signingKey(), MIGRATE_ON_START: 'false' },
+      env: {
+        ...common,
+        NATS_URL: serviceNats.management,
+        PORT: String(MANAGEMENT_PORT),
+        METRICS_PORT: String(MANAGEMENT_METRICS_PORT),
+        JWT_PRIVATE_KEY: await signingKey(),
+        MIGRATE_ON_START: 'false',
+      },
     },
     // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
     // `npm run cli -- data ingest` reuse or replace it.
@@ -255,7 +265,14 @@ try {
       name: 'data',
       entry: 'data-service/src/main.ts',
       url: `http://127.0.0.1:${DATA_PORT}`,
-      env: { ...common, NATS_URL: serviceNats.data, PORT: String(DATA_PORT), DUCKDB_PATH: `${DATA}/data.duckdb`, SAMPLE_DATA: 'true' },
+      env: {
+        ...common,
+        NATS_URL: serviceNats.data,
+        PORT: String(DATA_PORT),
+        METRICS_PORT: String(DATA_METRICS_PORT),
+        DUCKDB_PATH: `${DATA}/data.duckdb`,
+        SAMPLE_DATA: 'true',
+      },
     },
   ];
   for (const service of services) startService(service);

@@ -68,6 +68,8 @@ describe('npm start', function () {
     ports = {
       MANAGEMENT_PORT: await freePort(),
       DATA_PORT: await freePort(),
+      MANAGEMENT_METRICS_PORT: await freePort(),
+      DATA_METRICS_PORT: await freePort(),
       PG_PORT: await freePort(),
       NATS_PORT: await freePort(),
       MQTT_PORT: await freePort(),
@@ -154,6 +156,11 @@ describe('npm start', function () {
     await former.stop();
 
     const first = await start(dataDir, ports);
+    for (const port of [ports.MANAGEMENT_METRICS_PORT, ports.DATA_METRICS_PORT]) {
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+      assert.equal(metrics.status, 200, 'each service answers GET /metrics on its metrics port');
+      assert.match(await metrics.text(), /^# TYPE http_request_duration_seconds histogram$/m);
+    }
     const password = readFileSync(join(dataDir, 'pg-password'), 'utf8').trim();
     assert.ok(password.length >= 32, 'a generated password');
     assert.equal(await passwordAccepted(ports.PG_PORT!, password), true);

@@ -44,7 +44,8 @@ describe('README walk-through with curl', function () {
     ])
       ensureInstalled(binary!, pkg!, (line) => console.log(line), 'to run the README walk-through');
     env = { ...process.env, PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-    for (const name of ['MANAGEMENT_PORT', 'DATA_PORT', 'PG_PORT', 'NATS_PORT', 'MQTT_PORT']) env[name] = String(await freePort());
+    for (const name of ['MANAGEMENT_PORT', 'DATA_PORT', 'MANAGEMENT_METRICS_PORT', 'DATA_METRICS_PORT', 'PG_PORT', 'NATS_PORT', 'MQTT_PORT'])
+      env[name] = String(await freePort());
     // What a user's shell would not have: the test harness's servers, URLs the walk-through honours.
     for (const name of ['DATABASE_URL', 'NATS_URL', 'MANAGEMENT_URL', 'DATA_URL']) delete env[name];
     platform = await startSupervisor(env);
