@@ -59,6 +59,7 @@ try {
       ...process.env,
       HOST: '127.0.0.1',
       PORT: String(port),
+      METRICS_PORT: '0',
       DATABASE_URL: platform.databaseUrl,
       NATS_URL: platform.natsUrl,
       DUCKDB_PATH: join(work, 'data.duckdb'),

@@ -144,6 +144,7 @@ async function throughNats() {
       ...process.env,
       HOST: '127.0.0.1',
       PORT: String(dataPort),
+      METRICS_PORT: '0',
       DATABASE_URL: platform.databaseUrl,
       NATS_URL: platform.natsUrl,
       DUCKDB_PATH: join(work, 'data.duckdb'),

@@ -70,6 +70,7 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
         ...process.env,
         HOST: '127.0.0.1',
         PORT: String(port),
+        METRICS_PORT: '0',
         DATABASE_URL: databaseUrl,
         NATS_URL: serviceNatsUrl,
         JWT_PRIVATE_KEY: await exportPKCS8(privateKey),

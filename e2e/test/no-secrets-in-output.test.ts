@@ -56,6 +56,7 @@ describe('secrets stay out of CLI listings and logs', function () {
       env: {
         PATH: process.env.PATH,
         PORT: String(port),
+        METRICS_PORT: '0',
         HOST: '127.0.0.1',
         DATABASE_URL: database.url,
         NATS_URL: testNatsUrl(),

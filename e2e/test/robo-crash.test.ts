@@ -40,7 +40,16 @@ describe('robo-advice with both services killed mid-flow', function () {
     const url = `http://127.0.0.1:${port}`;
     const start = async () => {
       const child = spawn(process.execPath, ['--import', 'tsx', main], {
-        env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: database.url, NATS_URL: nats.url, LOG_LEVEL: 'error', ...env },
+        env: {
+          PATH: process.env.PATH,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          METRICS_PORT: '0',
+          DATABASE_URL: database.url,
+          NATS_URL: nats.url,
+          LOG_LEVEL: 'error',
+          ...env,
+        },
         stdio: 'ignore',
       });
       running.set(name, child);

@@ -42,6 +42,7 @@ describe('management service process', function () {
     const { child, exit } = run({
       PATH: process.env.PATH,
       PORT: String(port),
+      METRICS_PORT: '0',
       HOST: '127.0.0.1',
       DATABASE_URL: database.url,
       NATS_URL: testNatsUrl(),

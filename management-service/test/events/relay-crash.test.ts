@@ -24,6 +24,7 @@ describe('outbox relay killed mid-batch', function () {
         PATH: process.env.PATH,
         HOST: '127.0.0.1',
         PORT: String(port),
+        METRICS_PORT: '0',
         DATABASE_URL: database.url,
         NATS_URL: testNatsUrl(),
         JWT_PRIVATE_KEY: await testSigningKey(),

@@ -165,6 +165,7 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
         PATH: process.env.PATH,
         HOST: '127.0.0.1',
         PORT: String(port),
+        METRICS_PORT: '0',
         DATABASE_URL: platform.database.url,
         NATS_URL: testNatsUrl(),
         JWT_PRIVATE_KEY: await testSigningKey(),
