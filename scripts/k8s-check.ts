@@ -1,10 +1,10 @@
 // `npm run k8s:check`: renders every kustomization under k8s/overlays and validates each object
 // offline, with no cluster: Kubernetes' own schemas (the kubernetes-models package) with unknown
-// fields refused, the CloudNativePG Cluster against the schema vendored in k8s/schemas, and the
-// NATS Helm values for what the platform needs. The renderer does the part of kustomize these
-// files use (resources, namespace, labels, images, replicas, ConfigMap and Secret generators,
-// patches by kind and name) and refuses any other field, so nothing is passed unrendered; it adds
-// no name hashes. A generator file that .gitignore keeps out of the repository (the dev signing
+// fields refused, the CloudNativePG Cluster and the Prometheus Operator's PodMonitor against the
+// schemas vendored in k8s/schemas, and the NATS Helm values for what the platform needs. The
+// renderer does the part of kustomize these files use (resources, namespace, labels, images,
+// replicas, ConfigMap and Secret generators, patches by kind and name) and refuses any other field,
+// so nothing is passed unrendered; it adds no name hashes. A generator file that .gitignore keeps out of the repository (the dev signing
 // key) is rendered from a stand-in.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -198,6 +198,7 @@ async function kubernetesValidator(r: Resource): Promise<((data: unknown) => boo
 const ajv = new Ajv({ allErrors: true, strict: true });
 const crdSchemas: Record<string, (data: unknown) => boolean> = {
   'postgresql.cnpg.io/v1/Cluster': ajv.compile(JSON.parse(readFileSync(join(k8s, 'schemas', 'cnpg-cluster.schema.json'), 'utf8')) as object),
+  'monitoring.coreos.com/v1/PodMonitor': ajv.compile(JSON.parse(readFileSync(join(k8s, 'schemas', 'podmonitor.schema.json'), 'utf8')) as object),
 };
 
 /** What the platform asks of every pod (k8s/README.md, Security). */
@@ -212,6 +213,13 @@ function podRules(r: Resource): string[] {
       if (cs.readOnlyRootFilesystem !== true) found.push(`container ${String(c.name)}: readOnlyRootFilesystem is not true`);
       if (cs.allowPrivilegeEscalation !== false) found.push(`container ${String(c.name)}: allowPrivilegeEscalation is not false`);
       if (!isObj(resources.requests) || !isObj(resources.limits)) found.push(`container ${String(c.name)}: resource requests and limits are not both set`);
+      // METRICS_PORT is the container port `metrics` that the PodMonitor scrapes and the NetworkPolicy opens.
+      const metricsEnv = ((c.env as Obj[] | undefined) ?? []).find((e) => e.name === 'METRICS_PORT');
+      const metricsPort = ((c.ports as Obj[] | undefined) ?? []).find((p) => p.name === 'metrics');
+      if ((metricsEnv || metricsPort) && String(metricsEnv?.value) !== String(metricsPort?.containerPort))
+        found.push(
+          `container ${String(c.name)}: METRICS_PORT (${String(metricsEnv?.value)}) is not its port named metrics (${String(metricsPort?.containerPort)})`,
+        );
       for (const env of (c.env as Obj[] | undefined) ?? []) {
         if (isObj(env.valueFrom) && 'secretKeyRef' in env.valueFrom)
           found.push(`container ${String(c.name)}: ${String(env.name)} comes from a Secret as a variable, not a file`);
@@ -342,6 +350,45 @@ async function checkNatsValues(file: string, servicesImage: string | undefined):
     fail(`podTemplate: ${rule}`);
 }
 
+/** Whether a label selector (matchLabels, matchExpressions with In/NotIn/Exists/DoesNotExist) selects these labels. */
+function selects(selector: Obj, labels: Record<string, string>): boolean {
+  const match = Object.entries((selector.matchLabels as Record<string, string> | undefined) ?? {}).every(([k, v]) => labels[k] === v);
+  return (
+    match &&
+    ((selector.matchExpressions as { key: string; operator: string; values?: string[] }[] | undefined) ?? []).every((e) =>
+      e.operator === 'In'
+        ? (e.values ?? []).includes(labels[e.key]!)
+        : e.operator === 'NotIn'
+          ? !(e.values ?? []).includes(labels[e.key]!)
+          : e.operator === 'Exists'
+            ? e.key in labels
+            : !(e.key in labels),
+    )
+  );
+}
+
+/** Every PodMonitor selects Deployments of its namespace, rendered by another kustomization, whose containers all name the port it scrapes. */
+function checkPodMonitors(objects: Resource[]): void {
+  for (const monitor of objects.filter((o) => o.kind === 'PodMonitor')) {
+    const id = `PodMonitor ${monitor.metadata.namespace ?? ''}/${monitor.metadata.name}`;
+    const spec = monitor.spec as { selector: Obj; podMetricsEndpoints: { port?: string }[] };
+    const targets = objects.filter(
+      (o) =>
+        o.kind === 'Deployment' &&
+        o.metadata.namespace === monitor.metadata.namespace &&
+        selects(spec.selector, ((((o.spec as Obj).template as Obj).metadata as Obj).labels as Record<string, string>) ?? {}),
+    );
+    if (targets.length === 0) problems.push(`${id}: selects no Deployment of its namespace`);
+    for (const target of targets)
+      for (const endpoint of spec.podMetricsEndpoints) {
+        const named = podSpecs(target).some((pod) =>
+          ((pod.containers as Obj[] | undefined) ?? []).some((c) => ((c.ports as Obj[] | undefined) ?? []).some((p) => p.name === endpoint.port)),
+        );
+        if (!named) problems.push(`${id}: Deployment ${target.metadata.name} has no container port named ${String(endpoint.port)}`);
+      }
+  }
+}
+
 function kustomizations(dir: string): string[] {
   const found = existsSync(join(dir, 'kustomization.yaml')) ? [dir] : [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) found.push(...kustomizations(join(dir, entry.name)));
@@ -350,6 +397,7 @@ function kustomizations(dir: string): string[] {
 
 async function main(): Promise<void> {
   let productionImage: string | undefined;
+  const rendered: Resource[] = [];
   for (const dir of kustomizations(join(k8s, 'overlays'))) {
     const label = relative(root, dir);
     let objects: Resource[];
@@ -363,11 +411,13 @@ async function main(): Promise<void> {
       const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'management-service');
       productionImage = deployment && String((podSpecs(deployment)[0]?.containers as Obj[] | undefined)?.[0]?.image);
     }
+    rendered.push(...objects);
     const before = problems.length;
     await checkObjects(label, objects);
     const kinds = [...new Set(objects.map((o) => o.kind))].join(', ');
     console.log(`${problems.length === before ? 'ok  ' : 'FAIL'} ${label}: ${objects.length} objects (${kinds})`);
   }
+  checkPodMonitors(rendered);
   const natsValues = join(k8s, 'overlays', 'production', 'dependencies', 'nats-values.yaml');
   const before = problems.length;
   await checkNatsValues(natsValues, productionImage);
