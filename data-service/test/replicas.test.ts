@@ -36,6 +36,8 @@ describe('data service replicas', () => {
     const config = loadDataConfig({
       HOST: '127.0.0.1',
       PORT: '0',
+      METRICS_PORT: '0',
+      OPTIMIZER: 'false',
       DATABASE_URL: platform.database.url,
       NATS_URL: testNatsUrl(),
       DUCKDB_PATH: duckdbPath,

