@@ -122,6 +122,12 @@ export const dataSettings = {
     default: 4,
     parse: parsers.integer(1, 10_000),
   },
+  TRUSTED_PROXIES: {
+    description:
+      'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
+    default: 0,
+    parse: parsers.integer(0, 10),
+  },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   METRICS_PORT: {
     description:

@@ -82,6 +82,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       postgresAnswers: () => postgresReadiness(pool, outage),
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      trustedProxies: config.TRUSTED_PROXIES,
       observability: { tracing, metrics: metrics.http },
       rateLimits: {
         store: postgresRateLimitStore(pool, 'pool'),

@@ -176,6 +176,12 @@ export const managementSettings = {
     parse: rate,
   },
   MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
+  TRUSTED_PROXIES: {
+    description:
+      'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
+    default: 0,
+    parse: parsers.integer(0, 10),
+  },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   METRICS_PORT: {
     description:

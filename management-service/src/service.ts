@@ -80,6 +80,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       }),
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
+      trustedProxies: config.TRUSTED_PROXIES,
       observability: { tracing, metrics: metrics.http },
       refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },

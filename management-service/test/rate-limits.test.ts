@@ -228,6 +228,29 @@ describe('management rate limits on the token endpoints', () => {
       assertRateLimited(refused, 60);
       assert.equal(rateLimitOf(refused).remaining, 0);
       assert.deepEqual(await issued(), before);
+      // With no trusted proxy a forged X-Forwarded-For is not believed: the same address, still refused.
+      const forged = { body: { access_key_id: a.accessKeyId, secret_access_key: a.secret }, headers: { 'x-forwarded-for': '203.0.113.9' } };
+      assertRateLimited(await call(url('/auth/login/'), forged), 60);
+    });
+  });
+
+  describe('behind a trusted proxy (TRUSTED_PROXIES)', () => {
+    before(async function () {
+      this.timeout(60_000);
+      platform = await startTestPlatform({ METRICS_PORT: '0', RATE_LIMIT_ADDRESS: '2', TRUSTED_PROXIES: '1' });
+    });
+    after(() => platform?.stop());
+
+    it('counts the address the proxy reports, each client its own budget', async () => {
+      const a = await platform.tenant();
+      const from = (address: string) =>
+        call(url('/auth/login/'), { body: { access_key_id: a.accessKeyId, secret_access_key: a.secret }, headers: { 'x-forwarded-for': address } });
+      assert.equal((await from('203.0.113.1')).status, 200);
+      assert.equal((await from('203.0.113.1')).status, 200);
+      assertRateLimited(await from('203.0.113.1'), 60);
+      const other = await from('203.0.113.2');
+      assert.equal(other.status, 200, 'another client behind the same proxy has its own budget');
+      assert.equal(rateLimitOf(other).remaining, 1);
     });
   });
 

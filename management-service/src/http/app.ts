@@ -25,6 +25,8 @@ export type ManagementDeps = {
   authenticate: BearerAuthenticator;
   logger: Logger;
   bodyLimitBytes: number;
+  /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES). */
+  trustedProxies?: number;
   refreshTtlSeconds: number;
   idempotency: { retentionDays: number; waitMs: number };
   /** A span and a duration per request (docs/adr/0024-observability.md). */
@@ -72,6 +74,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     },
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
+    trustedProxies: deps.trustedProxies,
     mapError: domainProblem,
     ...deps.observability,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),

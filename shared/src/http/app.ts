@@ -60,6 +60,11 @@ export type ApiAppOptions<P> = {
   readiness: ReadinessChecks;
   logger: Logger;
   bodyLimitBytes: number;
+  /**
+   * Reverse proxies in front of the service whose `X-Forwarded-For` is believed (0: none): the client
+   * address (`req.ip`, rate limits per address) is then the one they report.
+   */
+  trustedProxies?: number;
   /** Maps a service's own domain errors to problems; the one place where that happens. */
   mapError?: (error: unknown) => ProblemError | undefined;
   /**
@@ -149,7 +154,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       if (principal) locals(res).log = locals(res).log.child({ tenant: principal.tenantId });
       const operationId = c.operation.operationId!;
       if (options.rateLimits && operationId !== 'livez' && operationId !== 'readyz') {
-        res.set(await applyRateLimits(options.rateLimits, { operationId, principal, address: req.socket.remoteAddress ?? '' }));
+        res.set(await applyRateLimits(options.rateLimits, { operationId, principal, address: req.ip ?? '' }));
       }
       if (c.security?.authorized || !c.operation.security?.length) {
         refuseUnstorable(c);
@@ -185,6 +190,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
   precompileRoutes(api);
 
   const app = express();
+  app.set('trust proxy', options.trustedProxies ?? 0);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use((req, res, next) => {

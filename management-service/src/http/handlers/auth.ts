@@ -16,7 +16,7 @@ export function authHandlers(deps: {
   return {
     login: async ({ body, req }) => {
       const { access_key_id, secret_access_key } = body as { access_key_id: string; secret_access_key: string };
-      const address = req.socket.remoteAddress ?? '';
+      const address = req.ip ?? '';
       await deps.loginThrottle?.refuseWhileBlocked(access_key_id, address);
       let tokens;
       try {
