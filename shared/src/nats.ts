@@ -26,12 +26,23 @@ export const streams = {
  * Connects and stays connected (unless `reconnect: false`), logging in with `options.user` when
  * given, else with the user and password the URL carries (`nats://user:password@host:4222`; docs/adr/0026-bus-authorization.md).
  */
-export async function connectNats(url: string, name: string, options: { user?: string; pass?: string; reconnect?: boolean } = {}): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  name: string,
+  options: { user?: string; pass?: string; reconnect?: boolean; timeoutMs?: number } = {},
+): Promise<NatsConnection> {
   const fromUrl = natsCredentials(url);
   const user = options.user ?? fromUrl.user;
   const pass = options.user ? options.pass : fromUrl.pass;
   const maxReconnectAttempts = options.reconnect === false ? 0 : -1;
-  return connect({ servers: fromUrl.server, name, maxReconnectAttempts, reconnectTimeWait: 1000, ...(user ? { user, pass } : {}) });
+  return connect({
+    servers: fromUrl.server,
+    name,
+    maxReconnectAttempts,
+    reconnectTimeWait: 1000,
+    ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+    ...(user ? { user, pass } : {}),
+  });
 }
 
 /** The server address without its credentials, and the credentials (URL-decoded). */
