@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '@platform/shared';
+import { startTimedLoop } from './timed-loop.ts';
 
 export type NotifiedLoopOptions = {
   name: string;
@@ -18,48 +19,15 @@ export type NotifiedLoopOptions = {
  */
 export async function startNotifiedLoop(options: NotifiedLoopOptions): Promise<{ stop: () => Promise<void> }> {
   const { logger } = options;
-  let running = true;
-  let notified = false;
-  let wake: () => void = () => undefined;
   const listener = new pg.Client({ connectionString: options.databaseUrl });
-  listener.on('notification', () => {
-    notified = true;
-    wake();
-  });
   listener.on('error', (error) => logger.warn(`${options.name} listener lost; polling only`, { error: error.message }));
   await listener.connect();
   await listener.query(`listen ${pg.escapeIdentifier(options.channel)}`);
-
-  let failures = 0;
-  const loop = (async () => {
-    while (running) {
-      notified = false;
-      let more = false;
-      try {
-        more = await options.step();
-        failures = 0;
-      } catch (error) {
-        failures++;
-        logger.warn(`${options.name} failed; retrying`, { error: (error as Error).message, failures });
-      }
-      if (failures === 0 && (more || notified)) continue;
-      const delay = failures > 0 ? Math.min(5_000, 250 * 2 ** Math.min(failures, 5)) : options.pollMs;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        if (!running) wake();
-      });
-    }
-  })();
-
+  const loop = startTimedLoop({ name: options.name, everyMs: options.pollMs, logger, step: options.step, backoff: { baseMs: 250, maxMs: 5_000 } });
+  listener.on('notification', () => loop.wake());
   return {
     stop: async () => {
-      running = false;
-      wake();
-      await loop;
+      await loop.stop();
       await listener.end();
     },
   };

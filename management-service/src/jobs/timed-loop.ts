@@ -1,15 +1,33 @@
 import type { Logger } from '@platform/shared';
 
-/**
- * Runs `step` every `everyMs` (at once again while it says there is more), backing off while it fails; stop() waits
- * for a step in progress.
- */
-export function startTimedLoop(options: { name: string; everyMs: number; logger: Logger; step: () => Promise<boolean> }): { stop: () => Promise<void> } {
+export type TimedLoopOptions = {
+  name: string;
+  /** Pause between rounds when there is nothing more to do. */
+  everyMs: number;
+  logger: Logger;
+  /** One round of work; true when there may be more right away. */
+  step: () => Promise<boolean>;
+  /** Back-off while steps fail: `baseMs` doubling up to `maxMs` (default everyMs up to 30 s). */
+  backoff?: { baseMs: number; maxMs: number };
+};
+
+export type TimedLoop = {
+  /** Runs the next round now; a wake during a round runs another right after it. */
+  wake: () => void;
+  /** Stops, waiting for a round in progress. */
+  stop: () => Promise<void>;
+};
+
+/** Runs `step` every `everyMs` (at once again while it says there is more, or when woken), backing off while it fails. */
+export function startTimedLoop(options: TimedLoopOptions): TimedLoop {
+  const backoff = options.backoff ?? { baseMs: options.everyMs, maxMs: 30_000 };
   let running = true;
-  let wake: () => void = () => undefined;
+  let woken = false;
+  let endPause: () => void = () => undefined;
   let failures = 0;
   const loop = (async () => {
     while (running) {
+      woken = false;
       let more = false;
       try {
         more = await options.step();
@@ -18,22 +36,26 @@ export function startTimedLoop(options: { name: string; everyMs: number; logger:
         failures++;
         options.logger.warn(`${options.name} failed; retrying`, { error: (error as Error).message, failures });
       }
-      if (more && failures === 0) continue;
-      const delay = failures > 0 ? Math.min(30_000, options.everyMs * 2 ** Math.min(failures, 5)) : options.everyMs;
+      if (failures === 0 && (more || woken)) continue;
+      const delay = failures > 0 ? Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(failures, 5)) : options.everyMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
-        wake = () => {
+        endPause = () => {
           clearTimeout(timer);
           resolve();
         };
-        if (!running) wake();
+        if (!running) endPause();
       });
     }
   })();
   return {
+    wake: () => {
+      woken = true;
+      endPause();
+    },
     stop: async () => {
       running = false;
-      wake();
+      endPause();
       await loop;
     },
   };
