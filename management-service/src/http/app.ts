@@ -9,6 +9,7 @@ import type { TokenSigner } from '../auth/tokens.ts';
 import type { EntityKind, Operation } from '../domain/entities/kind.ts';
 import { databaseAnswers } from '../store/db.ts';
 import { entityKinds } from '../domain/entities/catalog.ts';
+import { assessmentHandlers } from './handlers/assessments.ts';
 import { authHandlers } from './handlers/auth.ts';
 import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
@@ -51,8 +52,9 @@ export async function createManagementApp(deps: ManagementDeps) {
   const entities = entityHandlers(deps.db, entityKinds);
   const precheck = bodyPrechecks(entityKinds);
   const optimizations = optimizationHandlers(deps.db, definition.components?.schemas ?? {});
+  const assessments = assessmentHandlers(deps.db);
   // Every POST except the token endpoints (tokens are never replayed) keeps its Idempotency-Key.
-  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers(), ...optimizations.posts };
+  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers(), ...optimizations.posts, ...assessments.posts };
   const idempotency = { db: deps.db, ...deps.idempotency };
   const limits = deps.rateLimits;
   return createApiApp<Principal>({
@@ -62,6 +64,7 @@ export async function createManagementApp(deps: ManagementDeps) {
       ...Object.fromEntries(Object.entries(posts).map(([op, handler]) => [op, idempotent(idempotency, handler)])),
       ...entities.others,
       ...optimizations.others,
+      ...assessments.others,
       ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
       ...eventHandlers(deps.db),
     },

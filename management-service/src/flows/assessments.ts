@@ -1,0 +1,90 @@
+import type { Knex } from 'knex';
+import { isId } from '@platform/shared';
+import { start, statusChanged, update, type Assessment, type AssessmentPatch, type QuestionnaireRules } from '../domain/assessments.ts';
+import { suitabilityProfiles } from '../domain/entities/catalog.ts';
+import { EntityNotFound, InvalidField, StateConflict } from '../domain/errors.ts';
+import { assessmentStatusUpdate } from '../domain/events.ts';
+import { checkIfMatch } from '../domain/if-match.ts';
+import type { Doc } from '../domain/merge.ts';
+import { mustModify } from '../domain/permissions.ts';
+import type { Principal } from '../domain/principal.ts';
+import { findEntity, type EntityRow } from '../store/entities.ts';
+import { insertEvents } from '../store/outbox.ts';
+import type { TenantSettings } from '../store/tenant-scope.ts';
+import { writeNext } from './entity-writes.ts';
+
+/**
+ * The two assessment operations of a suitability profile (docs/adr/0027-assessments.md), each in the caller's
+ * transaction: lock the profile, apply the pure rules of domain/assessments.ts, store the next version of the profile
+ * and announce every status change with `profiles.assessment-status-update`.
+ */
+
+type Scope = { trx: Knex.Transaction; tenant: TenantSettings; principal: Principal; now: string };
+
+/** The profile of the path, locked: 404 for a wrong letter, another tenant's id, an unknown or deleted one; 403 unless the caller may modify it. */
+async function lockedProfile(scope: Scope, profileId: string): Promise<EntityRow> {
+  const row = isId('N', profileId)
+    ? await findEntity(scope.trx, { tenantId: scope.principal.tenantId, type: suitabilityProfiles.type, id: profileId }, { forUpdate: true })
+    : undefined;
+  if (!row || row.deleted) throw new EntityNotFound(suitabilityProfiles.label);
+  mustModify(scope.principal, row, suitabilityProfiles.label);
+  return row;
+}
+
+const rulesOf = (row: EntityRow): QuestionnaireRules => ({
+  id: row.id,
+  questions: (row.doc.questions ?? []) as QuestionnaireRules['questions'],
+  validity_days: row.doc.validity_days as number | undefined,
+  cooldown_days: row.doc.cooldown_days as number | undefined,
+  max_attempts: row.doc.max_attempts as number | undefined,
+});
+
+const assessmentsOf = (profile: EntityRow) => (profile.doc.assessments ?? []) as Assessment[];
+
+/** Stores the profile with `next` in place of its assessment of the same questionnaire (or appended), announcing a status change. */
+async function store(scope: Scope, profile: EntityRow, before: Assessment | undefined, next: Assessment): Promise<EntityRow> {
+  const assessments = assessmentsOf(profile);
+  const replaced = before ? assessments.map((a) => (a.questionnaire_id === next.questionnaire_id ? next : a)) : [...assessments, next];
+  const doc: Doc = { ...profile.doc, assessments: replaced };
+  const wctx = { principal: scope.principal, now: scope.now, tenant: scope.tenant, parent: undefined };
+  const row = await writeNext(scope.trx, suitabilityProfiles, scope.tenant, wctx, profile, doc, { byClient: true });
+  if (statusChanged(before, next)) await insertEvents(scope.trx, row.tenant_id, [assessmentStatusUpdate({ profile_id: row.id, ...next }, scope.now)]);
+  return row;
+}
+
+/** POST …/assessments/: starts (or restarts) the assessment of a questionnaire (default: the profile's). */
+export async function startAssessment(
+  scope: Scope,
+  profileId: string,
+  questionnaireId: string | undefined,
+): Promise<{ row: EntityRow; questionnaireId: string }> {
+  const profile = await lockedProfile(scope, profileId);
+  const id = questionnaireId ?? String(profile.doc.questionnaire_id);
+  const questionnaire = await findEntity(scope.trx, { tenantId: profile.tenant_id, type: 'questionnaires', id });
+  if (!questionnaire || questionnaire.deleted) {
+    if (questionnaireId !== undefined) throw new InvalidField(['body', 'questionnaire_id'], 'names no questionnaire of this tenant');
+    throw new StateConflict("The profile's questionnaire is deleted: name another one in questionnaire_id.");
+  }
+  const before = assessmentsOf(profile).find((a) => a.questionnaire_id === id);
+  const row = await store(scope, profile, before, start(before, rulesOf(questionnaire), scope.now));
+  return { row, questionnaireId: id };
+}
+
+/** PATCH …/assessments/{questionnaire_id}: answers and/or the move to COMPLETED or ACCEPTED. */
+export async function updateAssessment(
+  scope: Scope,
+  profileId: string,
+  questionnaireId: string,
+  patch: AssessmentPatch,
+  ifMatch: string | string[] | undefined,
+): Promise<EntityRow> {
+  const profile = await lockedProfile(scope, profileId);
+  checkIfMatch(ifMatch, profile.version);
+  const before = assessmentsOf(profile).find((a) => a.questionnaire_id === questionnaireId);
+  if (!before) throw new EntityNotFound('assessment of this questionnaire');
+  // A deleted questionnaire still rules the assessments started with it.
+  const questionnaire = await findEntity(scope.trx, { tenantId: profile.tenant_id, type: 'questionnaires', id: questionnaireId });
+  if (!questionnaire) throw new EntityNotFound('questionnaire');
+  const next = update(before, patch, rulesOf(questionnaire), scope.now);
+  return store(scope, profile, before, next);
+}
