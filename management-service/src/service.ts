@@ -13,6 +13,7 @@ import { createManagementApp } from './http/app.ts';
 import { startBrokerSettlement } from './jobs/broker-settlement.ts';
 import { startKeyExpiry, startRevocationExpiry } from './jobs/expiry.ts';
 import { startOptimizerNightly } from './jobs/optimizer-nightly.ts';
+import { startAssessmentExpiry } from './jobs/assessment-expiry.ts';
 import { startOptimizerTimeouts } from './jobs/optimizer-timeouts.ts';
 import { managementMetrics } from './metrics.ts';
 import { createDb } from './store/db.ts';
@@ -107,6 +108,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
     if (config.OPTIMIZER_NIGHTLY_AT !== '') resources.add(startOptimizerNightly({ db, logger, at: config.OPTIMIZER_NIGHTLY_AT }), (n) => n.stop());
     resources.add(startKeyExpiry(db, logger), (k) => k.stop());
     resources.add(startRevocationExpiry(db, logger), (r) => r.stop());
+    resources.add(startAssessmentExpiry({ db, logger }), (e) => e.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
     const metricsServer = resources.add(await serveMetrics(registry, config.HOST, config.METRICS_PORT, logger), (m) => m.close());
     logger.info('management service listening', { url: http.url, metrics: `${metricsServer.url}/metrics` });

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isId } from '@platform/shared';
-import { start, statusChanged, update, type Assessment, type AssessmentPatch, type QuestionnaireRules } from '../domain/assessments.ts';
+import { expire, start, statusChanged, update, type Assessment, type AssessmentPatch, type QuestionnaireRules } from '../domain/assessments.ts';
 import { suitabilityProfiles } from '../domain/entities/catalog.ts';
 import { EntityNotFound, InvalidField, StateConflict } from '../domain/errors.ts';
 import { assessmentStatusUpdate } from '../domain/events.ts';
@@ -87,4 +87,25 @@ export async function updateAssessment(
   if (!questionnaire) throw new EntityNotFound('questionnaire');
   const next = update(before, patch, rulesOf(questionnaire), scope.now);
   return store(scope, profile, before, next);
+}
+
+/**
+ * The expiry job's change of one profile (docs/adr/0027-assessments.md): every ACCEPTED assessment whose validity
+ * ended by `now` becomes EXPIRED in one new version, each announced. Answers how many expired (0: nothing to do).
+ */
+export async function expireProfile(trx: Knex.Transaction, tenant: TenantSettings, tenantId: string, profileId: string, now: string): Promise<number> {
+  const profile = await findEntity(trx, { tenantId, type: suitabilityProfiles.type, id: profileId }, { forUpdate: true });
+  if (!profile || profile.deleted) return 0;
+  const before = assessmentsOf(profile);
+  const after = before.map((a) => expire(a, now));
+  const changed = after.filter((a, i) => statusChanged(before[i], a));
+  if (changed.length === 0) return 0;
+  const wctx = { principal: { tenantId, kind: 'machine' as const, subject: 'assessment-expiry' }, now, tenant, parent: undefined };
+  const row = await writeNext(trx, suitabilityProfiles, tenant, wctx, profile, { ...profile.doc, assessments: after });
+  await insertEvents(
+    trx,
+    tenantId,
+    changed.map((a) => assessmentStatusUpdate({ profile_id: row.id, ...a }, now)),
+  );
+  return changed.length;
 }

@@ -1,0 +1,26 @@
+import type { Knex } from 'knex';
+
+/** Any number that all replicas agree on: the lock that lets one replica at a time expire assessments. */
+const EXPIRY_LOCK = 270_027;
+
+/** Takes the assessment expiry's lock for the caller's transaction; false when another replica holds it. */
+export async function tryAssessmentExpiryLock(trx: Knex.Transaction): Promise<boolean> {
+  const { rows } = await trx.raw('select pg_try_advisory_xact_lock(?) as mine', [EXPIRY_LOCK]);
+  return rows[0].mine === true;
+}
+
+/** Ids of the tenant's suitability profiles with an ACCEPTED assessment whose validity ended by `now`, after `afterId`. */
+export async function profilesWithDueAssessments(trx: Knex.Transaction, tenantId: string, now: string, afterId: string, limit: number): Promise<string[]> {
+  const rows = (await trx('entities')
+    .select('id')
+    .where({ tenant_id: tenantId, type: 'suitability-profiles', deleted: false })
+    .where('id', '>', afterId)
+    .whereRaw(`doc @> '{"assessments":[{"status":"ACCEPTED"}]}'::jsonb`)
+    .whereRaw(
+      `exists (select 1 from jsonb_array_elements(doc->'assessments') a where a->>'status' = 'ACCEPTED' and (a->>'expires_datetime')::timestamptz <= ?::timestamptz)`,
+      [now],
+    )
+    .orderBy('id')
+    .limit(limit)) as { id: string }[];
+  return rows.map((r) => r.id);
+}
