@@ -1,7 +1,17 @@
 import type { Knex } from 'knex';
 import { isId } from '@platform/shared';
-import { expire, start, statusChanged, update, type Assessment, type AssessmentPatch, type QuestionnaireRules } from '../domain/assessments.ts';
+import {
+  expire,
+  riskProfileForScore,
+  start,
+  statusChanged,
+  update,
+  type Assessment,
+  type AssessmentPatch,
+  type QuestionnaireRules,
+} from '../domain/assessments.ts';
 import { suitabilityProfiles } from '../domain/entities/catalog.ts';
+import { portfolios } from '../domain/entities/portfolios.ts';
 import { EntityNotFound, InvalidField, StateConflict } from '../domain/errors.ts';
 import { assessmentStatusUpdate } from '../domain/events.ts';
 import { checkIfMatch } from '../domain/if-match.ts';
@@ -9,9 +19,11 @@ import type { Doc } from '../domain/merge.ts';
 import { mustModify } from '../domain/permissions.ts';
 import type { Principal } from '../domain/principal.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
+import { liveRiskProfiles } from '../store/assessments.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { writeNext } from './entity-writes.ts';
+import { writeContext } from './funding.ts';
 
 /**
  * The two assessment operations of a suitability profile (docs/adr/0027-assessments.md), each in the caller's
@@ -48,8 +60,33 @@ async function store(scope: Scope, profile: EntityRow, before: Assessment | unde
   const doc: Doc = { ...profile.doc, assessments: replaced };
   const wctx = { principal: scope.principal, now: scope.now, tenant: scope.tenant, parent: undefined };
   const row = await writeNext(scope.trx, suitabilityProfiles, scope.tenant, wctx, profile, doc, { byClient: true });
-  if (statusChanged(before, next)) await insertEvents(scope.trx, row.tenant_id, [assessmentStatusUpdate({ profile_id: row.id, ...next }, scope.now)]);
+  if (statusChanged(before, next)) {
+    await insertEvents(scope.trx, row.tenant_id, [assessmentStatusUpdate({ profile_id: row.id, ...next }, scope.now)]);
+    if (next.status === 'ACCEPTED') await onboardPortfolio(scope, row, next);
+  }
   return row;
+}
+
+/**
+ * The onboarding effect (docs/adr/0027-assessments.md): accepting an assessment of a profile linked to a portfolio
+ * gives the portfolio the profile, the risk profile whose score band the assessment's score falls in, that risk
+ * profile's score and its policy, so a robo portfolio waiting for a policy moves on (its own effects announce it).
+ */
+async function onboardPortfolio(scope: Scope, profile: EntityRow, accepted: Assessment): Promise<void> {
+  if (typeof profile.doc.portfolio_id !== 'string') return;
+  const portfolio = await findEntity(scope.trx, { tenantId: profile.tenant_id, type: portfolios.type, id: profile.doc.portfolio_id }, { forUpdate: true });
+  if (!portfolio || portfolio.deleted) return;
+  const riskProfiles = await liveRiskProfiles(scope.trx, profile.tenant_id);
+  const bands = riskProfiles.map((k) => ({ min_score: Number(k.doc.score), risk_profile_id: k.id }));
+  const riskProfile = riskProfiles.find((k) => k.id === riskProfileForScore(accepted.score ?? 0, bands));
+  const settings: Doc = { suitability_profile_id: profile.id };
+  if (riskProfile) {
+    settings.risk_profile_id = riskProfile.id;
+    settings.risk_profile_score = Number(riskProfile.doc.score);
+    if (typeof riskProfile.doc.policy_id === 'string') settings.policy_id = riskProfile.doc.policy_id;
+  }
+  const wctx = writeContext(scope.principal, scope.tenant, portfolio, scope.now);
+  await writeNext(scope.trx, portfolios, scope.tenant, wctx, portfolio, portfolios.update(portfolio.doc, { config: { manager_settings: settings } }, wctx));
 }
 
 /** POST …/assessments/: starts (or restarts) the assessment of a questionnaire (default: the profile's). */

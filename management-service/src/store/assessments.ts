@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { CURRENT_COLUMNS, type EntityRow } from './entities.ts';
 
 /** Any number that all replicas agree on: the lock that lets one replica at a time expire assessments. */
 const EXPIRY_LOCK = 270_027;
@@ -23,4 +24,9 @@ export async function profilesWithDueAssessments(trx: Knex.Transaction, tenantId
     .orderBy('id')
     .limit(limit)) as { id: string }[];
   return rows.map((r) => r.id);
+}
+
+/** The tenant's undeleted risk profiles (their scores are the assessment's score bands, docs/adr/0027-assessments.md). */
+export async function liveRiskProfiles(trx: Knex.Transaction, tenantId: string): Promise<EntityRow[]> {
+  return (await trx('entities').select(CURRENT_COLUMNS).where({ tenant_id: tenantId, type: 'risk-profiles', deleted: false }).orderBy('id')) as EntityRow[];
 }

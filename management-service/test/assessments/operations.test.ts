@@ -158,4 +158,55 @@ describe('assessment operations', function () {
     const noQuestionnaire = await api('POST', w.path, { questionnaire_id: 'Q01HZRR9SQ1Z6MVX81DFQX1ETVA' });
     assertProblem(noQuestionnaire, 422, 'validation_failed');
   });
+
+  it('accepting an assessment of a linked profile gives the robo portfolio its risk profile, score and policy: WAITING_FOR_POLICY → WAITING_FOR_FUNDS', async () => {
+    const own = await platform.tenant(undefined, { brokerIntegration: 'CLIENT' });
+    const as = await machineApi(platform, own);
+    const make = async (path: string, body: unknown) => {
+      const res = await as('POST', path, body);
+      assert.equal(res.status, 201, res.text);
+      return res.body.id as string;
+    };
+    const policy = await make('/policies/', build.policy());
+    const defensive = await make('/risk-profiles/', { name: 'Defensive', score: 0, risk_level: 2, policy_id: null });
+    const balanced = await make('/risk-profiles/', { name: 'Balanced', score: 10, risk_level: 4, policy_id: policy });
+    await make('/risk-profiles/', { name: 'Dynamic', score: 20, risk_level: 6, policy_id: null });
+    const user = await make('/users/', build.user());
+    const portfolio = await make('/portfolios/', build.roboPortfolio(user));
+    assert.equal((await as('GET', `/portfolios/${portfolio}`)).body.status, 'WAITING_FOR_POLICY');
+    const q = await make('/suitability-profiler/questionnaires/', questionnaireBody());
+    const profile = await make('/suitability-profiler/profiles/', { user_id: user, questionnaire_id: q, portfolio_id: portfolio });
+    const path = `/suitability-profiler/profiles/${profile}/assessments/`;
+    assert.equal((await as('POST', path, {})).status, 201);
+    const done = await as('PATCH', `${path}${q}`, { answers: ANSWERS, status: 'COMPLETED' });
+    assert.equal(done.body.assessments[0].score, 14);
+    assert.equal((await as('GET', `/portfolios/${portfolio}`)).body.status, 'WAITING_FOR_POLICY', 'nothing before ACCEPTED');
+
+    const seqBefore = Number((await platform.database.db('outbox').where({ tenant_id: own.tenantId }).max('seq as m'))[0]!.m);
+    const accepted = await as('PATCH', `${path}${q}`, { status: 'ACCEPTED' });
+    assert.equal(accepted.status, 200, accepted.text);
+    const after = (await as('GET', `/portfolios/${portfolio}`)).body;
+    assert.equal(after.status, 'WAITING_FOR_FUNDS');
+    const settings = after.config.manager_settings;
+    assert.deepEqual(
+      [settings.suitability_profile_id, settings.risk_profile_id, settings.risk_profile_score, settings.policy_id],
+      [profile, balanced, 10, policy],
+    );
+    assert.notEqual(settings.risk_profile_id, defensive);
+    const found = await as('GET', `/portfolios/?query=${encodeURIComponent(`config.manager_settings.suitability_profile_id eq '${profile}'`)}`);
+    assert.deepEqual(
+      found.body.results.map((r: { id: string }) => r.id),
+      [portfolio],
+      found.text,
+    );
+
+    const events = (await platform.database.db('outbox').where({ tenant_id: own.tenantId }).where('seq', '>', seqBefore).orderBy('seq')).map(
+      (row: { envelope: { subject: string; action: string; data: Record<string, unknown> } }) =>
+        `${row.envelope.subject}.${row.envelope.action}${row.envelope.action.endsWith('status-update') ? `:${String(row.envelope.data.value)}` : ''}`,
+    );
+    assert.ok(events.includes('portfolios.profile-updated-for-portfolio'), events.join());
+    assert.ok(events.includes('assessments.assessment-status-update:ACCEPTED'), events.join());
+    assert.ok(events.includes('portfolios.status-update:WAITING_FOR_FUNDS'), events.join());
+    assert.ok(events.indexOf('assessments.assessment-status-update:ACCEPTED') < events.indexOf('portfolios.status-update:WAITING_FOR_FUNDS'), events.join());
+  });
 });
