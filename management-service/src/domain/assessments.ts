@@ -116,6 +116,8 @@ export function checkAnswer(question: Question, value: unknown, loc: Loc): void 
 /** Merges answers into the assessment (null removes one); a COMPLETED assessment returns to IN_PROGRESS. */
 export function answer(a: Assessment, patch: AnswersPatch, q: QuestionnaireRules): Assessment {
   if (a.status !== 'IN_PROGRESS' && a.status !== 'COMPLETED') throw conflict(a, 'answers change only while IN_PROGRESS or COMPLETED');
+  // No answer given changes nothing (a COMPLETED assessment stays COMPLETED).
+  if (Object.keys(patch).length === 0) return a;
   const byId = new Map(q.questions.map((question) => [question.id, question]));
   const answers = { ...a.answers };
   for (const [id, value] of Object.entries(patch)) {

@@ -104,6 +104,7 @@ describe('assessments (pure life cycle, docs/adr/0027-assessments.md)', () => {
       assert.equal(a.completed_datetime, null);
       assert.equal(a.answers.horizon_years, 30);
       assert.equal(answer(a, { horizon_years: null }, q).answers.horizon_years, undefined, 'null removes an answer');
+      assert.deepEqual(answer(completed(), {}, q), completed(), 'no answers: nothing changes');
     });
 
     it('restarts COMPLETED and EXPIRED with empty answers and one more attempt', () => {
