@@ -159,7 +159,7 @@ describe('assessment operations', function () {
     assertProblem(noQuestionnaire, 422, 'validation_failed');
   });
 
-  it('accepting an assessment of a linked profile gives the robo portfolio its risk profile, score and policy: WAITING_FOR_POLICY → WAITING_FOR_FUNDS', async () => {
+  it('the customer accepting an assessment of a linked profile gives the robo portfolio its risk profile, score and policy: WAITING_FOR_POLICY → WAITING_FOR_FUNDS', async () => {
     const own = await platform.tenant(undefined, { brokerIntegration: 'CLIENT' });
     const as = await machineApi(platform, own);
     const make = async (path: string, body: unknown) => {
@@ -183,7 +183,8 @@ describe('assessment operations', function () {
     assert.equal((await as('GET', `/portfolios/${portfolio}`)).body.status, 'WAITING_FOR_POLICY', 'nothing before ACCEPTED');
 
     const seqBefore = Number((await platform.database.db('outbox').where({ tenant_id: own.tenantId }).max('seq as m'))[0]!.m);
-    const accepted = await as('PATCH', `${path}${q}`, { status: 'ACCEPTED' });
+    const asCustomer = await userApi(platform, as, user);
+    const accepted = await asCustomer('PATCH', `${path}${q}`, { status: 'ACCEPTED' });
     assert.equal(accepted.status, 200, accepted.text);
     const after = (await as('GET', `/portfolios/${portfolio}`)).body;
     assert.equal(after.status, 'WAITING_FOR_FUNDS');
