@@ -116,6 +116,15 @@ describe('robo-advice journeys across both services', function () {
   const holdings = async (j: Journey) => (await portfolioOf(j)).portfolio as Record<string, number>;
   const divestAmount = async (j: Journey) => (await portfolioOf(j)).config.manager_settings.divest_amount;
 
+  /** The customer, with their own token, asks to withdraw `amount` (divest_amount). */
+  const customerWithdraws = async (j: Journey, amount: number) => {
+    const res = await j.customer.PATCH('/portfolios/{portfolio_id}', {
+      params: { path: { portfolio_id: j.portfolioId } },
+      body: { config: { manager_settings: { divest_amount: amount } } },
+    });
+    assert.equal(res.response.status, 200, 'the customer may ask for a withdrawal');
+  };
+
   /** The newest optimization once the optimizer has answered it (202 while it computes). */
   const answered = (j: Journey, after?: string) =>
     eventually('the optimizer to answer', async () => {
@@ -239,11 +248,7 @@ describe('robo-advice journeys across both services', function () {
     assert.deepEqual(await j.events(), ['portfolios.status-update=ACTIVE', 'notifications.deposit-received', 'optimizations.status-update=SUCCESS']);
 
     const invested = await holdings(j);
-    const divest = await j.customer.PATCH('/portfolios/{portfolio_id}', {
-      params: { path: { portfolio_id: j.portfolioId } },
-      body: { config: { manager_settings: { divest_amount: 2000 } } },
-    });
-    assert.equal(divest.response.status, 200, 'the customer asks for a withdrawal');
+    await customerWithdraws(j, 2000);
     const freeing = await answered(j, first.id);
     assertFreesCash(freeing, invested, 2000);
     await executed(j, freeing.id);
@@ -283,11 +288,7 @@ describe('robo-advice journeys across both services', function () {
     ]);
 
     const invested = await holdings(j);
-    const divest = await j.customer.PATCH('/portfolios/{portfolio_id}', {
-      params: { path: { portfolio_id: j.portfolioId } },
-      body: { config: { manager_settings: { divest_amount: 2000 } } },
-    });
-    assert.equal(divest.response.status, 200);
+    await customerWithdraws(j, 2000);
     const freeing = await answered(j, first.id);
     assertFreesCash(freeing, invested, 2000);
     await sleep(300);
@@ -328,11 +329,7 @@ describe('robo-advice journeys across both services', function () {
       ...sideEvents(afterBuying, mandate, false),
     ]);
 
-    const divest = await j.customer.PATCH('/portfolios/{portfolio_id}', {
-      params: { path: { portfolio_id: j.portfolioId } },
-      body: { config: { manager_settings: { divest_amount: 2000 } } },
-    });
-    assert.equal(divest.response.status, 200);
+    await customerWithdraws(j, 2000);
     const freeing = await answered(j, afterBuying.id);
     assertFreesCash(freeing, invested, 2000);
     await accept(j, freeing.id);
@@ -382,11 +379,7 @@ describe('robo-advice journeys across both services', function () {
     assert.deepEqual(await j.events(), ['optimizations.status-update=SUCCESS']);
 
     const invested = await holdings(j);
-    const divest = await j.customer.PATCH('/portfolios/{portfolio_id}', {
-      params: { path: { portfolio_id: j.portfolioId } },
-      body: { config: { manager_settings: { divest_amount: 2000 } } },
-    });
-    assert.equal(divest.response.status, 200);
+    await customerWithdraws(j, 2000);
     const freeing = await answered(j, first.id);
     assertFreesCash(freeing, invested, 2000);
     await executed(j, freeing.id);
