@@ -8,7 +8,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSyn
 import { resolve } from 'node:path';
 import knex from 'knex';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { createAccessKey, createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
+import { createAccessKey, createApiKey, createTenant, ensureDefaultQuestionnaire } from '../management-service/src/admin/provisioning.ts';
 import { findActiveTenant } from '../management-service/src/store/credentials.ts';
 import { createBusCredential } from '../management-service/src/admin/bus-credentials.ts';
 import { startBusUsersSync, type BusUsersSync } from '../management-service/src/bus/sync.ts';
@@ -19,7 +19,7 @@ import { postgresSystemUser, startEmbeddedPostgres, type Postgres } from '@platf
 import { describeExit, exitOf, isRunning, stopProcess, type Exit } from '@platform/test-support/processes';
 import { mayRestart, type RestartPolicy } from './lib/restart-policy.ts';
 import { secretFile } from '@platform/test-support/secrets';
-import { ensureDemoPolicies, type DemoAccess } from './lib/demo-policies.ts';
+import { ensureDemoPolicies, ensureDemoRiskProfiles, type DemoAccess } from './lib/demo-policies.ts';
 
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
@@ -132,6 +132,8 @@ async function prepareDatabase(databaseUrl: string): Promise<Credentials> {
     if (existsSync(file) && (await findActiveTenant(db, DEMO_TENANT))) {
       chmodSync(file, 0o600);
       const kept = JSON.parse(readFileSync(file, 'utf8')) as Credentials;
+      // A demo tenant from before every tenant got the default questionnaire.
+      await ensureDefaultQuestionnaire(db, DEMO_TENANT);
       if (kept.bus_username) return kept;
       // A data folder from before the bus required a login.
       const bus = await createBusCredential(db, DEMO_TENANT, 'created by npm start');
@@ -278,8 +280,10 @@ try {
   for (const service of services) startService(service);
   for (const service of services) await waitFor(`${service.url}/readyz`, () => readyz(service.url), 60_000);
   // The sample policies need the reference data, which the data service has once it is ready.
-  const policies = await ensureDemoPolicies({ ...credentials, management_url: services[0]!.url, data_url: services[1]!.url }, log);
-  writeFileSync(`${DATA}/credentials.json`, JSON.stringify({ ...credentials, policies }, null, 2) + '\n', { mode: 0o600 });
+  const demo = { ...credentials, management_url: services[0]!.url, data_url: services[1]!.url };
+  const policies = await ensureDemoPolicies(demo, log);
+  const risk_profiles = await ensureDemoRiskProfiles(demo, policies, log);
+  writeFileSync(`${DATA}/credentials.json`, JSON.stringify({ ...credentials, policies, risk_profiles }, null, 2) + '\n', { mode: 0o600 });
   ready = true;
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);

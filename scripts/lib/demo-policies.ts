@@ -78,3 +78,56 @@ export async function ensureDemoPolicies(access: DemoAccess, log: (line: string)
   }
   return ids;
 }
+
+/** The sample risk profiles: the default questionnaire's score bands (0–100), each with its sample policy. */
+const RISK_PROFILES = [
+  { level: 'defensive', name: 'Defensive', score: 0, risk_level: 1 },
+  { level: 'conservative', name: 'Conservative', score: 20, risk_level: 2 },
+  { level: 'balanced', name: 'Balanced', score: 40, risk_level: 4 },
+  { level: 'growth', name: 'Growth', score: 60, risk_level: 5 },
+  { level: 'aggressive', name: 'Aggressive', score: 80, risk_level: 6 },
+];
+
+/**
+ * Creates the demo tenant's sample risk profiles that are missing (found again by their external_id): the bands an
+ * accepted assessment of the default questionnaire falls in, each naming the sample policy of its level, so an
+ * assessment onboards a robo portfolio. The ids by level; a deleted one stays deleted and is left out.
+ */
+export async function ensureDemoRiskProfiles(
+  access: DemoAccess,
+  policies: Record<string, string>,
+  log: (line: string) => void,
+): Promise<Record<string, string>> {
+  const m = access.management_url;
+  const json = { 'content-type': 'application/json' };
+  const login = await ok<{ access_token: string }>('the login', `${m}/auth/login/`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ access_key_id: access.access_key_id, secret_access_key: access.secret_access_key }),
+  });
+  const auth = { authorization: `Bearer ${login.access_token}` };
+  const ids: Record<string, string> = {};
+  for (const { level, ...profile } of RISK_PROFILES) {
+    const external_id = `sample-risk-profile-${level}`;
+    const find = encodeURIComponent(`external_id eq '${external_id}' and (deleted eq true or deleted eq false)`);
+    const found = await ok<{ results: { id: string; deleted: boolean }[] }>(`the search for ${profile.name}`, `${m}/risk-profiles/?query=${find}`, {
+      headers: auth,
+    });
+    const stored = found.results[0];
+    if (stored?.deleted) {
+      log(`sample risk profile ${profile.name} (${stored.id}) is deleted; it stays so`);
+      continue;
+    }
+    if (stored) {
+      ids[level] = stored.id;
+      continue;
+    }
+    const created = await ok<{ id: string }>(`creating ${profile.name}`, `${m}/risk-profiles/`, {
+      method: 'POST',
+      headers: { ...auth, ...json },
+      body: JSON.stringify({ ...profile, external_id, policy_id: policies[level] ?? null }),
+    });
+    ids[level] = created.id;
+  }
+  return ids;
+}

@@ -4,16 +4,40 @@ import { hashSecret, randomToken, sha256 } from '../auth/secrets.ts';
 import type { TenantRateLimits } from '../domain/rate-limits.ts';
 import { insertAccessKey, insertApiKey, insertTenant, type Tenant } from '../store/credentials.ts';
 import { updateTenantRateLimits } from '../store/rate-limits.ts';
+import { idByExternalId } from '../store/entities.ts';
+import { inTenant } from '../store/tenant-scope.ts';
+import { DEFAULT_QUESTIONNAIRE_EXTERNAL_ID, defaultQuestionnaire } from '../domain/default-questionnaire.ts';
+import { questionnaires } from '../domain/entities/catalog.ts';
+import { writeNew } from '../flows/entity-writes.ts';
 
 /** What the platform team does for a tenant (through the CLI): create it and its credentials. */
 
 const TENANT_ID = /^[a-z][a-z0-9-]{1,62}$/;
 
+/** A new tenant, with the default questionnaire (docs/default-questionnaire.md), in one transaction. */
 export async function createTenant(db: Knex, input: { id: string; name?: string; brokerIntegration?: Tenant['broker_integration'] }): Promise<Tenant> {
   if (!TENANT_ID.test(input.id)) {
     throw new ProblemError(422, 'validation_failed', 'A tenant id is 2–63 characters: lower-case letters, digits and dashes, starting with a letter.');
   }
-  return insertTenant(db, { id: input.id, name: input.name ?? input.id, broker_integration: input.brokerIntegration ?? 'CLIENT' });
+  return db.transaction(async (trx) => {
+    const tenant = await insertTenant(trx, { id: input.id, name: input.name ?? input.id, broker_integration: input.brokerIntegration ?? 'CLIENT' });
+    await ensureDefaultQuestionnaire(trx, tenant.id);
+    return tenant;
+  });
+}
+
+/**
+ * The id of the tenant's default questionnaire, created when the tenant never had one (a tenant from before it
+ * existed); one the tenant deleted stays deleted. Its author is the platform (no access key, no user).
+ */
+export function ensureDefaultQuestionnaire(db: Knex, tenantId: string, now = new Date()): Promise<string> {
+  return inTenant(db, tenantId, async (trx, settings) => {
+    const existing = await idByExternalId(trx, tenantId, questionnaires.type, DEFAULT_QUESTIONNAIRE_EXTERNAL_ID);
+    if (existing) return existing;
+    const wctx = { principal: { tenantId, kind: 'machine' as const, subject: 'platform' }, now: now.toISOString(), tenant: settings, parent: undefined };
+    const row = await writeNew(trx, questionnaires, settings, wctx, questionnaires.create(defaultQuestionnaire(), wctx));
+    return row.id;
+  });
 }
 
 /** A management access key; the secret is returned once and stored only as a slow hash. */

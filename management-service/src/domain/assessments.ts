@@ -20,6 +20,8 @@ export type AssessmentPatch = { answers?: AnswersPatch; status?: 'COMPLETED' | '
 /** What the rules need of a questionnaire: its questions and its limits (defaults per the contract). */
 export type QuestionnaireRules = {
   id: string;
+  /** The version these rules are of; a new attempt records it and is answered by it (docs/adr/0027-assessments.md). */
+  version?: number;
   questions: Question[];
   validity_days?: number;
   cooldown_days?: number;
@@ -38,8 +40,9 @@ const isRequired = (question: Question) => question.required ?? true;
 
 const conflict = (a: Assessment, what: string) => new StateConflict(`The assessment is ${a.status}: ${what}.`);
 
-const fresh = (questionnaireId: string, attempts: number, now: string): Assessment => ({
-  questionnaire_id: questionnaireId,
+const fresh = (q: QuestionnaireRules, attempts: number, now: string): Assessment => ({
+  questionnaire_id: q.id,
+  ...(q.version === undefined ? {} : { questionnaire_version: q.version }),
   status: 'IN_PROGRESS',
   answers: {},
   score: null,
@@ -63,18 +66,18 @@ export function expire(a: Assessment, now: string): Assessment {
  * (stored and announced like every status change); starts during the cool-down are refused.
  */
 export function start(current: Assessment | undefined, q: QuestionnaireRules, now: string): Assessment {
-  if (current === undefined) return fresh(q.id, 1, now);
+  if (current === undefined) return fresh(q, 1, now);
   const a = expire(current, now);
   switch (a.status) {
     case 'COOLDOWN':
       if (a.cooldown_end_datetime !== null && Date.parse(a.cooldown_end_datetime) > Date.parse(now))
         throw conflict(a, `a new attempt may start at ${a.cooldown_end_datetime}`);
-      return fresh(q.id, 1, now);
+      return fresh(q, 1, now);
     case 'COMPLETED':
     case 'EXPIRED':
       if (a.attempts >= maxAttempts(q))
         return { ...a, status: 'COOLDOWN', answers: {}, score: null, completed_datetime: null, cooldown_end_datetime: addDays(now, cooldownDays(q)) };
-      return fresh(q.id, a.attempts + 1, now);
+      return fresh(q, a.attempts + 1, now);
     case 'IN_PROGRESS':
       throw conflict(a, 'answer or complete it instead of starting it again');
     case 'ACCEPTED':
@@ -102,7 +105,9 @@ export function checkAnswer(question: Question, value: unknown, loc: Loc): void 
       return;
     }
     case 'NUMBER':
-      if (typeof value !== 'number' || !Number.isFinite(value)) refuse('must be a number');
+      if (typeof value !== 'number' || !Number.isFinite(value)) return refuse('must be a number');
+      if (question.minimum !== undefined && value < question.minimum) refuse(`must be at least ${question.minimum}`);
+      if (question.maximum !== undefined && value > question.maximum) refuse(`must be at most ${question.maximum}`);
       return;
     case 'BOOLEAN':
       if (typeof value !== 'boolean') refuse('must be true or false');

@@ -18,7 +18,7 @@ import { checkIfMatch } from '../domain/if-match.ts';
 import type { Doc } from '../domain/merge.ts';
 import { mustModify } from '../domain/permissions.ts';
 import type { Principal } from '../domain/principal.ts';
-import { findEntity, type EntityRow } from '../store/entities.ts';
+import { findEntity, findVersion, type EntityRow } from '../store/entities.ts';
 import { liveRiskProfiles } from '../store/assessments.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
@@ -43,13 +43,29 @@ async function lockedProfile(scope: Scope, profileId: string): Promise<EntityRow
   return row;
 }
 
-const rulesOf = (row: EntityRow): QuestionnaireRules => ({
-  id: row.id,
-  questions: (row.doc.questions ?? []) as QuestionnaireRules['questions'],
-  validity_days: row.doc.validity_days as number | undefined,
-  cooldown_days: row.doc.cooldown_days as number | undefined,
-  max_attempts: row.doc.max_attempts as number | undefined,
+const rulesOf = (id: string, version: number, doc: Doc): QuestionnaireRules => ({
+  id,
+  version,
+  questions: (doc.questions ?? []) as QuestionnaireRules['questions'],
+  validity_days: doc.validity_days as number | undefined,
+  cooldown_days: doc.cooldown_days as number | undefined,
+  max_attempts: doc.max_attempts as number | undefined,
 });
+
+/**
+ * The questionnaire as the attempt started with it: the version it recorded, or the current one for an assessment
+ * started before versions were recorded. A deleted questionnaire still rules the assessments started with it.
+ */
+async function rulesOfAttempt(scope: Scope, tenantId: string, a: Assessment): Promise<QuestionnaireRules> {
+  const id = a.questionnaire_id;
+  if (a.questionnaire_version !== undefined) {
+    const version = await findVersion(scope.trx, tenantId, id, a.questionnaire_version);
+    if (version) return rulesOf(id, a.questionnaire_version, version.doc);
+  }
+  const current = await findEntity(scope.trx, { tenantId, type: 'questionnaires', id });
+  if (!current) throw new EntityNotFound('questionnaire');
+  return rulesOf(id, current.version, current.doc);
+}
 
 const assessmentsOf = (profile: EntityRow) => (profile.doc.assessments ?? []) as Assessment[];
 
@@ -103,7 +119,7 @@ export async function startAssessment(
     throw new StateConflict("The profile's questionnaire is deleted: name another one in questionnaire_id.");
   }
   const before = assessmentsOf(profile).find((a) => a.questionnaire_id === id);
-  const row = await store(scope, profile, before, start(before, rulesOf(questionnaire), scope.now));
+  const row = await store(scope, profile, before, start(before, rulesOf(id, questionnaire.version, questionnaire.doc), scope.now));
   return { row, questionnaireId: id };
 }
 
@@ -119,10 +135,7 @@ export async function updateAssessment(
   checkIfMatch(ifMatch, profile.version);
   const before = assessmentsOf(profile).find((a) => a.questionnaire_id === questionnaireId);
   if (!before) throw new EntityNotFound('assessment of this questionnaire');
-  // A deleted questionnaire still rules the assessments started with it.
-  const questionnaire = await findEntity(scope.trx, { tenantId: profile.tenant_id, type: 'questionnaires', id: questionnaireId });
-  if (!questionnaire) throw new EntityNotFound('questionnaire');
-  const next = update(before, patch, rulesOf(questionnaire), scope.now);
+  const next = update(before, patch, await rulesOfAttempt(scope, profile.tenant_id, before), scope.now);
   return store(scope, profile, before, next);
 }
 

@@ -114,6 +114,12 @@ export async function listVersions(trx: Knex.Transaction, tenantId: string, id: 
     .orderBy('version');
 }
 
+/** The id of the tenant's entity of `type` with this external_id, deleted or not (an external_id stays taken). */
+export async function idByExternalId(trx: Knex.Transaction, tenantId: string, type: string, externalId: string): Promise<string | undefined> {
+  const row = (await trx('entities').select('id').where({ tenant_id: tenantId, type, external_id: externalId }).first()) as { id: string } | undefined;
+  return row?.id;
+}
+
 /** The entities with these ids (not deleted), of any type. */
 export async function findEntities(trx: Knex.Transaction, tenantId: string, ids: string[]): Promise<EntityRow[]> {
   if (ids.length === 0) return [];

@@ -210,4 +210,91 @@ describe('assessment operations', function () {
     assert.ok(events.includes('portfolios.status-update:WAITING_FOR_FUNDS'), events.join());
     assert.ok(events.indexOf('assessments.assessment-status-update:ACCEPTED') < events.indexOf('portfolios.status-update:WAITING_FOR_FUNDS'), events.join());
   });
+
+  it('keeps an attempt on the questions of the questionnaire version it started with; the next attempt takes the new ones', async () => {
+    const w = await world();
+    const started = await api('POST', w.path, {});
+    assert.equal(started.body.assessments[0].questionnaire_version, 1);
+    // The questionnaire drops loss_reaction and gains a required question while the attempt runs.
+    const changed = await api('PATCH', `/suitability-profiler/questionnaires/${w.questionnaire}`, {
+      questions: [
+        { id: 'experience', text: { en: 'Experience?' }, type: 'SINGLE_CHOICE', options: [option('NONE', 0), option('SOME', 100)] },
+        { id: 'age', text: { en: 'Age?' }, type: 'NUMBER', minimum: 18 },
+      ],
+    });
+    assert.equal(changed.status, 200, changed.text);
+    const done = await api('PATCH', `${w.path}${w.questionnaire}`, { answers: ANSWERS, status: 'COMPLETED' });
+    assert.equal(done.status, 200, done.text);
+    assert.deepEqual([done.body.assessments[0].status, done.body.assessments[0].score], ['COMPLETED', 14], 'scored by version 1');
+
+    const next = await api('POST', w.path, {});
+    assert.equal(next.body.assessments[0].questionnaire_version, 2);
+    const old = await api('PATCH', `${w.path}${w.questionnaire}`, { answers: { loss_reaction: 'HOLD' } });
+    assertProblem(old, 422, 'validation_failed');
+    assert.deepEqual(old.body.errors[0].loc, ['body', 'answers', 'loss_reaction']);
+    const young = await api('PATCH', `${w.path}${w.questionnaire}`, { answers: { age: 17 } });
+    assertProblem(young, 422, 'validation_failed');
+    assert.deepEqual(young.body.errors[0].loc, ['body', 'answers', 'age']);
+    const now = await api('PATCH', `${w.path}${w.questionnaire}`, { answers: { experience: 'SOME', age: 40 }, status: 'COMPLETED' });
+    assert.equal(now.body.assessments[0].score, 100, now.text);
+  });
+
+  it('refuses a questionnaire that breaks its rules at the place in the body, storing nothing', async () => {
+    const count = async () => (await api('GET', '/suitability-profiler/questionnaires/')).body.count as number;
+    const before = await count();
+    for (const [body, loc] of [
+      [questionnaireBody({ questions: [{ id: 'age', text: { en: 'Age?' }, type: 'NUMBER', minimum: 65, maximum: 18 }] }), ['body', 'questions', 0, 'maximum']],
+      [questionnaireBody({ questions: [{ id: 'goal', text: { en: 'Goal?' }, type: 'SINGLE_CHOICE' }] }), ['body', 'questions', 0, 'options']],
+      [
+        questionnaireBody({
+          sections: [{ id: 'goals', title: { en: 'Goals' } }],
+          questions: [{ id: 'ok', text: { en: '?' }, type: 'BOOLEAN', section: 'risk' }],
+        }),
+        ['body', 'questions', 0, 'section'],
+      ],
+    ] as const) {
+      const res = await api('POST', '/suitability-profiler/questionnaires/', body);
+      assertProblem(res, 422, 'validation_failed');
+      assert.deepEqual(res.body.errors[0].loc, loc, res.text);
+    }
+    assert.equal(await count(), before);
+  });
+
+  it('gives every new tenant the default questionnaire, which a customer can answer to the end', async () => {
+    const own = await platform.tenant();
+    const as = await machineApi(platform, own);
+    const found = await as('GET', `/suitability-profiler/questionnaires/?query=${encodeURIComponent("external_id eq 'default-suitability'")}`);
+    assert.equal(found.body.count, 1, found.text);
+    const q = found.body.results[0];
+    assert.deepEqual(
+      q.sections.map((s: { id: string }) => s.id),
+      ['knowledge', 'experience', 'financial_situation', 'goals', 'loss_tolerance'],
+    );
+    const user = (await as('POST', '/users/', build.user())).body.id as string;
+    const profile = (await as('POST', '/suitability-profiler/profiles/', { user_id: user, questionnaire_id: q.id })).body.id as string;
+    const customer = await userApi(platform, as, user);
+    const path = `/suitability-profiler/profiles/${profile}/assessments/`;
+    assert.equal((await customer('POST', path, {})).status, 201);
+    const answers = {
+      products_understood: ['FUNDS', 'SHARES'],
+      risk_and_return: 'MORE_RISK',
+      years_investing: '3_TO_10',
+      trades_per_year: '1_TO_10',
+      annual_income: 52000,
+      share_of_assets: '10_TO_25',
+      emergency_reserve: 'YES',
+      other_debts: false,
+      goal: 'GROWTH',
+      horizon: 'OVER_10',
+      loss_reaction: 'HOLD',
+      bearable_loss: 'UP_TO_20',
+    };
+    const negative = await customer('PATCH', `${path}${q.id}`, { answers: { annual_income: -1 } });
+    assertProblem(negative, 422, 'validation_failed');
+    assert.deepEqual(negative.body.errors[0].loc, ['body', 'answers', 'annual_income']);
+    const done = await customer('PATCH', `${path}${q.id}`, { answers, status: 'COMPLETED' });
+    assert.equal(done.status, 200, done.text);
+    // 3+3 + 5 + 8 + 3 + 8 + 5 + 10 + 15 + 10 + 10
+    assert.equal(done.body.assessments[0].score, 80);
+  });
 });

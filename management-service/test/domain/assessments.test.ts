@@ -185,6 +185,9 @@ describe('assessments (pure life cycle, docs/adr/0027-assessments.md)', () => {
       [questions[1]!, ['STOCKS'], []],
       [questions[1]!, ['BONDS'], ['BONDS', 'BONDS']],
       [questions[2]!, 0, '15'],
+      [question('age', 'NUMBER', { minimum: 18, maximum: 120 }), 18, 17.5],
+      [question('age', 'NUMBER', { minimum: 18, maximum: 120 }), 120, 121],
+      [questions[2]!, -3.5, true],
       [questions[3]!, true, 'yes'],
       [questions[4]!, 'Retirement', '  '],
     ];

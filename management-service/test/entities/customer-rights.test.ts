@@ -226,6 +226,7 @@ const entityTypes: EntityType[] = [
       { field: 'cooldown_days', value: 10, owner: 'none' },
       { field: 'max_attempts', value: 2, owner: 'none' },
       { field: 'questions', value: questionnaire('horizon').questions, owner: 'none' },
+      { field: 'sections', value: [{ id: 'loss_tolerance', title: { en: 'Loss tolerance' } }], owner: 'none' },
     ],
   },
 ];

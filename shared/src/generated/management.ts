@@ -3305,6 +3305,8 @@ export interface components {
         Assessment: {
             /** @description Questionnaire answered. */
             questionnaire_id: string;
+            /** @description Version of the questionnaire the current attempt started with: its questions rule the answers, the score and completion of this attempt even after the questionnaire changes (read them at `…/questionnaires/{id}/versions/`). Absent on assessments started before versions were recorded (they follow the current questions). */
+            questionnaire_version?: number;
             /** @description State of the assessment. */
             status: components["schemas"]["AssessmentStatus"];
             /** @description Answers given so far, keyed by question id. */
@@ -3504,6 +3506,13 @@ export interface components {
             /** @description Score added to the assessment when chosen. */
             score: number;
         };
+        /** @description A section of a questionnaire, grouping the questions that name it. */
+        QuestionnaireSection: {
+            /** @description Section id, unique within the questionnaire; named by its questions' `section`. */
+            id: string;
+            /** @description Section title per locale. */
+            title: components["schemas"]["LocalizedText"];
+        };
         /** @description One question of a questionnaire. */
         Question: {
             /** @description Question id, unique within the questionnaire; key of the answer. */
@@ -3522,6 +3531,12 @@ export interface components {
              * @default true
              */
             required: boolean;
+            /** @description Id of the section (in the questionnaire's `sections`) the question belongs to; 422 when the questionnaire has no such section. Optional. */
+            section?: string;
+            /** @description NUMBER only (422 otherwise). Smallest answer allowed; an answer below it is 422 at the question. */
+            minimum?: number;
+            /** @description NUMBER only (422 otherwise). Largest answer allowed; an answer above it is 422 at the question. Not below `minimum` (422). */
+            maximum?: number;
         };
         /**
          * @description Body of `POST /suitability-profiler/questionnaires/`. Machine clients only.
@@ -3604,6 +3619,8 @@ export interface components {
             cooldown_days?: number;
             /** @description Attempts allowed before a cooldown; default 3. */
             max_attempts?: number;
+            /** @description Sections in display order (ids unique, 422 otherwise); replaced as a whole on PATCH. Default none. */
+            sections?: components["schemas"]["QuestionnaireSection"][];
             /** @description Questions in display order; replaced as a whole on PATCH. */
             questions: components["schemas"]["Question"][];
         };
@@ -3626,6 +3643,8 @@ export interface components {
             cooldown_days?: number;
             /** @description Attempts allowed before a cooldown; default 3. */
             max_attempts?: number;
+            /** @description Sections in display order (ids unique, 422 otherwise); replaced as a whole on PATCH. Default none. */
+            sections?: components["schemas"]["QuestionnaireSection"][];
             /** @description Questions in display order; replaced as a whole on PATCH. */
             questions?: components["schemas"]["Question"][];
         };
@@ -3718,6 +3737,8 @@ export interface components {
             cooldown_days: number;
             /** @description Attempts allowed before a cooldown; default 3. */
             max_attempts: number;
+            /** @description Sections in display order (ids unique, 422 otherwise); replaced as a whole on PATCH. Default none. */
+            sections: components["schemas"]["QuestionnaireSection"][];
             /** @description Questions in display order; replaced as a whole on PATCH. */
             questions: components["schemas"]["Question"][];
         };

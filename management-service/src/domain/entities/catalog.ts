@@ -1,5 +1,6 @@
 import { fromNumber, toText } from '@platform/shared';
 import { InvalidField, WriteOnceField } from '../errors.ts';
+import { checkQuestionnaire } from '../questionnaire-check.ts';
 import { jsonEqual, mergePatch, type Doc, type Json } from '../merge.ts';
 import type { EntityKind, Reference, WriteContext } from './kind.ts';
 import { portfolios } from './portfolios.ts';
@@ -163,7 +164,8 @@ export const questionnaires = simpleKind({
   label: 'questionnaire',
   idParam: 'questionnaire_id',
   name: 'Questionnaire',
-  defaults: { description: null, validity_days: 365, cooldown_days: 30, max_attempts: 3 },
+  defaults: { description: null, validity_days: 365, cooldown_days: 30, max_attempts: 3, sections: [] },
+  check: checkQuestionnaire,
 });
 
 export const suitabilityProfiles = simpleKind({
