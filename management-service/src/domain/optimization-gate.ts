@@ -1,3 +1,4 @@
+import { expire, type Assessment } from './assessments.ts';
 import { StateConflict } from './errors.ts';
 import type { Doc } from './merge.ts';
 
@@ -7,7 +8,7 @@ import type { Doc } from './merge.ts';
  */
 
 /** Why the gate is closed. */
-export type GateRefusal = 'DELETED' | 'NOT_ROBO' | 'ARCHIVED' | 'INACTIVE' | 'NO_POLICY' | 'COOLDOWN' | 'PENDING' | 'AWAITING_EXECUTION';
+export type GateRefusal = 'DELETED' | 'NOT_ROBO' | 'ARCHIVED' | 'INACTIVE' | 'NO_POLICY' | 'SUITABILITY' | 'COOLDOWN' | 'PENDING' | 'AWAITING_EXECUTION';
 
 /** An optimization as the rules see it: its id and stored document. */
 export type OptimizationState = { id: string; doc: Doc };
@@ -16,6 +17,8 @@ export type GateInput = {
   portfolio: { doc: Doc; deleted: boolean };
   /** The policy the portfolio names, deleted ones included; undefined when it names none or one that does not exist. */
   policy: { deleted: boolean } | undefined;
+  /** The suitability profile the portfolio links (config.manager_settings.suitability_profile_id), deleted ones included; undefined when it links none. */
+  suitability?: { deleted: boolean; doc: Doc } | undefined;
   /** The portfolio's optimizations that are still open (PENDING, waiting for execution, or awaiting the owner's choice). */
   optimizations: OptimizationState[];
   now: string;
@@ -35,6 +38,23 @@ export const awaitsOwnerChoice = (portfolio: Doc, optimization: Doc): boolean =>
   isAdvisory(portfolio) && optimization.status === 'SUCCESS' && optimization.is_recommended === true && (optimization.owner_choice ?? null) === null;
 
 type Closed = Extract<GateDecision, { open: false }>;
+
+/**
+ * Why a portfolio linked to a suitability profile may not be advised now (docs/adr/0027-assessments.md), or undefined:
+ * it is advised only while the profile holds an ACCEPTED assessment that has not expired. A portfolio without a link
+ * follows its policy alone; one with money to free for a withdrawal (divest_amount above 0) is never held back.
+ */
+export function suitabilityLapse(portfolio: Doc, profile: GateInput['suitability'], now: string): string | undefined {
+  const own = settings(portfolio);
+  if (typeof own.suitability_profile_id !== 'string') return undefined;
+  if (typeof own.divest_amount === 'number' && own.divest_amount > 0) return undefined;
+  if (!profile || profile.deleted)
+    return `The portfolio's suitability profile ${own.suitability_profile_id} is deleted: link a profile with an ACCEPTED assessment.`;
+  const assessments = ((profile.doc.assessments ?? []) as Assessment[]).map((a) => expire(a, now));
+  if (assessments.some((a) => a.status === 'ACCEPTED')) return undefined;
+  const statuses = assessments.map((a) => a.status).join(', ') || 'none';
+  return `The portfolio's suitability profile ${own.suitability_profile_id} has no ACCEPTED assessment (${statuses}): the customer is assessed again before the portfolio is optimized.`;
+}
 
 const closed = (refusal: GateRefusal, detail: string): Closed => ({ open: false, refusal, detail });
 
@@ -58,12 +78,14 @@ export function unoptimizable(portfolio: GateInput['portfolio'], policy: GateInp
 
 /**
  * One gate for every trigger: a portfolio may get a new optimization unless it is deleted, not robo-advised, archived,
- * inactive, has no usable policy, is in its cool-down, or has an optimization that is PENDING or waiting for execution.
+ * inactive, has no usable policy, lacks a valid suitability assessment, is in its cool-down, or has an optimization that is PENDING or waiting for execution.
  * When it may, an advisory SUCCESS still awaiting the owner's choice is superseded by the new one (it becomes IGNORED).
  */
-export function optimizationGate({ portfolio, policy, optimizations, now }: GateInput): GateDecision {
+export function optimizationGate({ portfolio, policy, suitability, optimizations, now }: GateInput): GateDecision {
   const unfit = unoptimizable(portfolio, policy);
   if (unfit) return unfit;
+  const unsuitable = suitabilityLapse(portfolio.doc, suitability, now);
+  if (unsuitable) return closed('SUITABILITY', unsuitable);
   const cooldown = settings(portfolio.doc).optimization_cooldown_end;
   if (typeof cooldown === 'string' && Date.parse(cooldown) > Date.parse(now)) {
     return closed('COOLDOWN', `The portfolio is in its cool-down: no optimization before ${cooldown} (config.manager_settings.optimization_cooldown_end).`);

@@ -48,10 +48,15 @@ import { queueExecution } from './execution.ts';
  * so that every writer of a portfolio's optimizations waits for the others and no two wait for each other.
  */
 
-const policyIdOf = (portfolio: EntityRow): string | undefined => {
-  const id = ((portfolio.doc.config as Doc | undefined)?.manager_settings as Doc | undefined)?.policy_id;
-  return typeof id === 'string' ? id : undefined;
-};
+/** An id the portfolio's manager settings name, when they name one. */
+const settingId =
+  (field: string) =>
+  (portfolio: EntityRow): string | undefined => {
+    const id = ((portfolio.doc.config as Doc | undefined)?.manager_settings as Doc | undefined)?.[field];
+    return typeof id === 'string' ? id : undefined;
+  };
+const policyIdOf = settingId('policy_id');
+const profileIdOf = settingId('suitability_profile_id');
 
 /** The next version of an optimization, readable and modifiable by whoever may read and modify its portfolio. */
 const nextVersion = (current: EntityRow, doc: Doc, portfolio: EntityRow, now: string, author: string | null): EntityRow => ({
@@ -121,6 +126,8 @@ export async function requestOptimizations(
   const portfolios = await lockPortfolios(trx, tenantId, [...new Set(portfolioIds)]);
   const policyIds = [...new Set(portfolios.map(policyIdOf).filter((id) => id !== undefined))];
   const policies = new Map((await entitiesOfType(trx, tenantId, 'policies', policyIds)).map((p) => [p.id, p]));
+  const profileIds = [...new Set(portfolios.map(profileIdOf).filter((id) => id !== undefined))];
+  const profiles = new Map((await entitiesOfType(trx, tenantId, 'suitability-profiles', profileIds)).map((p) => [p.id, p]));
   const open = new Map<string, EntityRow[]>(portfolios.map((p) => [p.id, []]));
   const openRows = await openOptimizations(
     trx,
@@ -137,7 +144,9 @@ export async function requestOptimizations(
     const policyId = policyIdOf(portfolio);
     const policy = policyId === undefined ? undefined : policies.get(policyId);
     const optimizations = open.get(portfolio.id) ?? [];
-    const decision = optimizationGate({ portfolio, policy, optimizations, now });
+    const profileId = profileIdOf(portfolio);
+    const suitability = profileId === undefined ? undefined : profiles.get(profileId);
+    const decision = optimizationGate({ portfolio, policy, suitability, optimizations, now });
     if (!decision.open) {
       if (options.refuse) throw new StateConflict(decision.detail);
       continue;

@@ -10,17 +10,16 @@ export async function tryAssessmentExpiryLock(trx: Knex.Transaction): Promise<bo
   return rows[0].mine === true;
 }
 
-/** Ids of the tenant's suitability profiles with an ACCEPTED assessment whose validity ended by `now`, after `afterId`. */
+/**
+ * Ids of the tenant's suitability profiles with an ACCEPTED assessment whose validity ended by `now` (an ISO time as
+ * the service writes it), after `afterId`; through the index of migrations/014_assessment_expiry_index.sql.
+ */
 export async function profilesWithDueAssessments(trx: Knex.Transaction, tenantId: string, now: string, afterId: string, limit: number): Promise<string[]> {
   const rows = (await trx('entities')
     .select('id')
     .where({ tenant_id: tenantId, type: 'suitability-profiles', deleted: false })
+    .whereRaw('assessment_next_expiry(doc) is not null and assessment_next_expiry(doc) <= ?', [now])
     .where('id', '>', afterId)
-    .whereRaw(`doc @> '{"assessments":[{"status":"ACCEPTED"}]}'::jsonb`)
-    .whereRaw(
-      `exists (select 1 from jsonb_array_elements(doc->'assessments') a where a->>'status' = 'ACCEPTED' and (a->>'expires_datetime')::timestamptz <= ?::timestamptz)`,
-      [now],
-    )
     .orderBy('id')
     .limit(limit)) as { id: string }[];
   return rows.map((r) => r.id);

@@ -67,6 +67,50 @@ describe('optimization gate (docs/adr/0021-optimizations.md)', () => {
     }
   });
 
+  describe('a portfolio linked to a suitability profile (docs/adr/0027-assessments.md)', () => {
+    const linked = (settings: Doc = {}) => ({ doc: portfolio({}, { suitability_profile_id: 'N1', ...settings }), deleted: false });
+    const assessment = (status: string, expires: string | null = null) => ({
+      questionnaire_id: 'Q1',
+      status,
+      answers: {},
+      score: 40,
+      attempts: 1,
+      started_datetime: '2025-01-01T00:00:00.000Z',
+      completed_datetime: null,
+      accepted_datetime: status === 'ACCEPTED' || status === 'EXPIRED' ? '2025-01-01T00:00:00.000Z' : null,
+      expires_datetime: expires,
+      cooldown_end_datetime: null,
+    });
+    const profile = (...assessments: Doc[]) => ({ deleted: false, doc: { assessments } });
+
+    it('is optimized while the profile holds an ACCEPTED assessment that has not expired', () => {
+      assert.equal(gate({ portfolio: linked(), suitability: profile(assessment('ACCEPTED', '2026-03-04T05:06:07.001Z')) }).open, true);
+      assert.equal(gate({ suitability: undefined }).open, true, 'a portfolio linking no profile follows its policy alone');
+    });
+
+    it('is refused once it expired (even before the job marked it), while re-assessed, or when the profile is deleted', () => {
+      const cases: [GateInput['suitability'], RegExp][] = [
+        [profile(assessment('ACCEPTED', NOW)), /N1 has no ACCEPTED assessment \(EXPIRED\)/],
+        [profile(assessment('EXPIRED', '2026-01-01T00:00:00.000Z')), /no ACCEPTED assessment \(EXPIRED\)/],
+        [profile(assessment('IN_PROGRESS')), /no ACCEPTED assessment \(IN_PROGRESS\)/],
+        [profile(), /no ACCEPTED assessment \(none\)/],
+        [{ deleted: true, doc: {} }, /N1 is deleted/],
+        [undefined, /N1 is deleted/],
+      ];
+      for (const [suitability, detail] of cases) {
+        const got = refusal({ portfolio: linked(), suitability });
+        assert.equal(got?.refusal, 'SUITABILITY');
+        assert.match(got!.detail, detail);
+      }
+    });
+
+    it('never holds back money the customer asked to withdraw (divest_amount above 0)', () => {
+      const expired = profile(assessment('EXPIRED', '2026-01-01T00:00:00.000Z'));
+      assert.equal(gate({ portfolio: linked({ divest_amount: 500 }), suitability: expired }).open, true);
+      assert.equal(gate({ portfolio: linked({ divest_amount: 0 }), suitability: expired }).open, false);
+    });
+  });
+
   it('checks in a fixed order: a deleted, archived portfolio is refused as deleted; pending before waiting for execution', () => {
     assert.equal(refusal({ portfolio: { doc: portfolio({ archived: true }, { active: false }), deleted: true } })?.refusal, 'DELETED');
     assert.equal(refusal({ optimizations: [success('O2', { execution_status: 'PENDING' }), optimization('O3')] })?.refusal, 'PENDING');
