@@ -9,18 +9,21 @@ import { freePort } from '@platform/test-support/ports';
 import { exitOf } from '@platform/test-support/processes';
 import { processesOf } from '@platform/test-support/process-list';
 
-const SECTION = '## A walk through with curl';
+/** The README's sections whose bash blocks run as one script, in this order, in one shell. */
+const SECTIONS = ['## A walk through with curl', '## Suitability assessments'];
 
-/** The fenced bash blocks of the README's walk-through section: the README is the script. */
-function walkthrough(readme: string): string {
-  const start = readme.indexOf(`\n${SECTION}\n`);
-  assert.ok(start >= 0, `README has a section "${SECTION}"`);
-  const next = readme.indexOf('\n## ', start + SECTION.length + 2);
+/** The fenced bash blocks of one section of the README: the README is the script. */
+function blocksOf(readme: string, title: string): string[] {
+  const start = readme.indexOf(`\n${title}\n`);
+  assert.ok(start >= 0, `README has a section "${title}"`);
+  const next = readme.indexOf('\n## ', start + title.length + 2);
   const section = readme.slice(start, next < 0 ? undefined : next);
   const blocks = [...section.matchAll(/^```(?:bash|sh)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-  assert.ok(blocks.length > 0, 'the walk-through has a bash block');
-  return blocks.join('\n');
+  assert.ok(blocks.length > 0, `the section "${title}" has a bash block`);
+  return blocks;
 }
+
+const walkthrough = (readme: string): string => SECTIONS.flatMap((title) => blocksOf(readme, title)).join('\n');
 
 /** bash with `set -euo pipefail` running `script` in the repository folder, as a user pastes it. */
 function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
@@ -60,7 +63,7 @@ describe('README walk-through with curl', function () {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('runs as pasted, twice in a row, logging in, refreshing, creating a user and a portfolio, reading an instrument of the sample universe, and a robo-advised paper portfolio invested and paid out', async () => {
+  it('runs as pasted, twice in a row, logging in, refreshing, creating a user and a portfolio, reading an instrument of the sample universe, a robo-advised paper portfolio invested and paid out, and a customer onboarded by an assessment', async () => {
     const script = walkthrough(readFileSync('README.md', 'utf8'));
     const runs: string[] = [];
     for (let run = 1; run <= 2; run++) {
@@ -101,5 +104,26 @@ describe('README walk-through with curl', function () {
       );
     }
     assert.notEqual(userIds[0], userIds[1], 'each run creates its own user');
+    const credentials = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as {
+      policies: Record<string, string>;
+      risk_profiles: Record<string, string>;
+    };
+    for (const output of runs) {
+      // The onboarding: the default questionnaire's sections, WAITING_FOR_POLICY, a refused answer,
+      // score 56, the balanced risk profile with its policy (WAITING_FOR_FUNDS), found by the query, ACTIVE.
+      assert.match(output, /\["knowledge","experience","financial_situation","goals","loss_tolerance"\]/, `the sections:\n${output}`);
+      const onboarded = [...output.matchAll(/\{"onboarded":"([A-Z_]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(onboarded, ['WAITING_FOR_POLICY', 'WAITING_FOR_FUNDS', 'ACTIVE'], output);
+      assert.match(output, /\{"status":422,"code":"validation_failed","loc":\["body","answers","annual_income"\]\}/, output);
+      assert.match(output, /\{"status":"IN_PROGRESS","attempts":1,"questionnaire_version":1\}/, output);
+      assert.match(output, /\{"status":"COMPLETED","score":56\}/, output);
+      const settings =
+        /"settings":\{"suitability_profile_id":"(N[0-9A-Z]{26})","risk_profile_id":"(K[0-9A-Z]{26})","risk_profile_score":40,"policy_id":"(Y[0-9A-Z]{26})"\}/.exec(
+          output,
+        );
+      assert.ok(settings, `the portfolio's settings after the acceptance:\n${output}`);
+      assert.deepEqual([settings[2], settings[3]], [credentials.risk_profiles.balanced, credentials.policies.balanced]);
+      assert.match(output, /\{"status":"SETTLED","quantity":"5000(\.00)?"\}/, `the deposit:\n${output}`);
+    }
   });
 });

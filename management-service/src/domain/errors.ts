@@ -67,4 +67,3 @@ export class VersionMismatch extends DomainError {
   }
 }
 
-export class NotBuilt extends DomainError {}

@@ -5,7 +5,6 @@ import {
   EntityNotFound,
   FieldsNotPermitted,
   InvalidField,
-  NotBuilt,
   NotPermitted,
   StateConflict,
   VersionMismatch,
@@ -43,6 +42,5 @@ export function domainProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
   if (error instanceof VersionMismatch) return new ProblemError(412, 'version_mismatch', error.message);
-  if (error instanceof NotBuilt) return new ProblemError(501, 'not_implemented', error.message);
   return unavailableProblem(error);
 }
