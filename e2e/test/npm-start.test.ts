@@ -13,6 +13,7 @@ import { dataClient, managementClient } from '../src/clients.ts';
 
 type Credentials = {
   tenant_id: string;
+  risk_profiles: Record<string, string>;
   management_url: string;
   data_url: string;
   access_key_id: string;
@@ -183,6 +184,7 @@ describe('npm start', function () {
       'data_url',
       'management_url',
       'policies',
+      'risk_profiles',
       'secret_access_key',
       'tenant_id',
     ]);
@@ -198,6 +200,15 @@ describe('npm start', function () {
     assert.equal(login.data?.token_type, 'Bearer');
     const policyVersions = await assertSamplePolicies(credentials, login.data!.access_token);
     assert.deepEqual(policyVersions, Object.fromEntries(LEVELS.map((level) => [credentials.policies[level], 1])), 'the tenant has the five policies');
+    // The default questionnaire and the risk profiles that band its score onto the sample policies (docs/default-questionnaire.md).
+    const machine = managementClient(credentials.management_url, login.data!.access_token);
+    const questionnaires = await machine.GET('/suitability-profiler/questionnaires/', { params: { query: { query: "external_id eq 'default-suitability'" } } });
+    assert.equal(questionnaires.data?.count, 1, 'the default questionnaire');
+    assert.deepEqual(Object.keys(credentials.risk_profiles), LEVELS);
+    for (const level of LEVELS) {
+      const band = await machine.GET('/risk-profiles/{risk_profile_id}', { params: { path: { risk_profile_id: credentials.risk_profiles[level]! } } });
+      assert.equal(band.data?.policy_id, credentials.policies[level], `the ${level} risk profile names the ${level} policy`);
+    }
     const data = dataClient(credentials.data_url, credentials.tenant_id, credentials.api_key);
     const ready = await data.GET('/readyz');
     assert.equal(ready.response.status, 200);
@@ -212,6 +223,7 @@ describe('npm start', function () {
     });
     assert.equal(relogin.response.status, 200, 'and its database');
     assert.deepEqual(again.policies, credentials.policies, 'and the sample policies');
+    assert.deepEqual(again.risk_profiles, credentials.risk_profiles, 'and the sample risk profiles');
     assert.deepEqual(await assertSamplePolicies(again, relogin.data!.access_token), policyVersions, 'neither duplicated nor changed');
     await stop(second.child);
   });

@@ -66,4 +66,3 @@ export class VersionMismatch extends DomainError {
     super(`If-Match does not name the current version (${current}).`);
   }
 }
-

@@ -76,10 +76,15 @@ async function store(scope: Scope, profile: EntityRow, before: Assessment | unde
   const doc: Doc = { ...profile.doc, assessments: replaced };
   const wctx = { principal: scope.principal, now: scope.now, tenant: scope.tenant, parent: undefined };
   const row = await writeNext(scope.trx, suitabilityProfiles, scope.tenant, wctx, profile, doc, { byClient: true });
-  if (statusChanged(before, next)) {
-    await insertEvents(scope.trx, row.tenant_id, [assessmentStatusUpdate({ profile_id: row.id, ...next }, scope.now)]);
-    if (next.status === 'ACCEPTED') await onboardPortfolio(scope, row, next);
-  }
+  // An expiry the job had not applied yet is announced before the change that found it (ACCEPTED → EXPIRED → IN_PROGRESS).
+  const lapsed = before && expire(before, scope.now);
+  const changes = [...(lapsed && statusChanged(before, lapsed) ? [lapsed] : []), ...(statusChanged(lapsed ?? before, next) ? [next] : [])];
+  await insertEvents(
+    scope.trx,
+    row.tenant_id,
+    changes.map((a) => assessmentStatusUpdate({ profile_id: row.id, ...a }, scope.now)),
+  );
+  if (next.status === 'ACCEPTED' && statusChanged(before, next)) await onboardPortfolio(scope, row, next);
   return row;
 }
 
