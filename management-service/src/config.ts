@@ -83,6 +83,12 @@ export const managementSettings = {
   OIDC_TENANT_CLAIM: { description: 'the claim of OIDC tokens that names the tenant id', default: 'tenant_id', parse: parsers.string },
   BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: 1_048_576, parse: parsers.integer(1024, 100 * 1_048_576) },
   OUTBOX_RELAY: { description: 'publish outbound events from the outbox to NATS in this process', default: true, parse: parsers.boolean },
+  RELAY_PARTITIONS: {
+    description:
+      'partitions of the outbox by tenant, each published by one replica at a time; the same number on every replica (docs/adr/0032-relay-partitions.md)',
+    default: 1,
+    parse: parsers.integer(1, 256),
+  },
   OUTBOX_RETENTION_DAYS: { description: 'days published events stay in the outbox for GET /events/', default: 7, parse: parsers.integer(1, 3650) },
   EVENT_FORWARDERS: { description: "forward each tenant's events to its configured destination from this process", default: true, parse: parsers.boolean },
   OPTIMIZER_RESULTS: {

@@ -87,7 +87,17 @@ export async function startManagementService(config: ManagementConfig, logger: L
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
     });
     if (config.OUTBOX_RELAY) {
-      resources.add(await startRelay({ db, databaseUrl: config.DATABASE_URL, nats, logger, retentionDays: config.OUTBOX_RETENTION_DAYS }), (r) => r.stop());
+      resources.add(
+        await startRelay({
+          db,
+          databaseUrl: config.DATABASE_URL,
+          nats,
+          logger,
+          retentionDays: config.OUTBOX_RETENTION_DAYS,
+          partitions: config.RELAY_PARTITIONS,
+        }),
+        (r) => r.stop(),
+      );
     }
     if (config.EVENT_FORWARDERS) resources.add(await startForwarders({ db, nats, logger, metrics: metrics.forwarding }), (f) => f.stop());
     if (config.BROKER_SETTLEMENT) {

@@ -3,28 +3,43 @@ import { jetstream, subjects, traceHeaders, type Logger, type NatsConnection } f
 import { startNotifiedLoop } from '../jobs/notified-loop.ts';
 import { claimUnpublished, markPublished, prunePublished } from '../store/outbox.ts';
 
-/** Any number that all replicas agree on: the lock that makes one relay publish at a time. */
+/** Any number that all replicas agree on: with the partition's index, the lock that makes one relay publish a partition at a time. */
 const RELAY_LOCK = 720_413;
 
-export type RelayOptions = { db: Knex; databaseUrl: string; nats: NatsConnection; logger: Logger; batch?: number; pollMs?: number; retentionDays: number };
+export type RelayOptions = {
+  db: Knex;
+  databaseUrl: string;
+  nats: NatsConnection;
+  logger: Logger;
+  batch?: number;
+  pollMs?: number;
+  retentionDays: number;
+  /** Partitions of the outbox by tenant (RELAY_PARTITIONS, the same on every replica); default 1. */
+  partitions?: number;
+};
 
 /**
  * Publishes committed outbox rows to JetStream (`tenants.<tenant>.events`, `Nats-Msg-Id` = event id;
  * internal messages such as optimizer requests to their own subject) and marks them published in
- * the same transaction; woken by NOTIFY, polling as a fallback. One replica publishes at a time
- * (advisory lock), in outbox order, so events of an entity keep the order of its changes. If NATS
- * does not answer, nothing is marked and the batch is tried again.
+ * the same transaction; woken by NOTIFY, polling as a fallback. The outbox is cut into partitions by
+ * tenant (docs/adr/0032-relay-partitions.md): one replica at a time publishes a partition (an advisory
+ * lock per partition), in outbox order, so events of a tenant keep the order of its changes while
+ * replicas publish different partitions side by side. If NATS does not answer, nothing is marked and
+ * the batch is tried again.
  */
 export async function startRelay(options: RelayOptions): Promise<{ stop: () => Promise<void> }> {
   const { db, logger } = options;
   const batch = options.batch ?? 1000;
+  const count = options.partitions ?? 1;
   const js = jetstream(options.nats);
+  // Replicas start their rounds at different partitions, so that they seldom meet at the same lock.
+  let next = Math.floor(Math.random() * count);
 
-  const publishBatch = () =>
+  const publishBatch = (index: number) =>
     db.transaction(async (trx) => {
-      const { rows } = await trx.raw('select pg_try_advisory_xact_lock(?) as mine', [RELAY_LOCK]);
+      const { rows } = await trx.raw('select pg_try_advisory_xact_lock(?, ?) as mine', [RELAY_LOCK, index]);
       if (!rows[0].mine) return 0;
-      const events = await claimUnpublished(trx, batch);
+      const events = await claimUnpublished(trx, batch, { index, count });
       if (events.length === 0) return 0;
       await Promise.all(
         events.map((e) =>
@@ -42,6 +57,14 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
       return events.length;
     });
 
+  /** One round over every partition; true when one of them had a full batch (more may wait). */
+  const publishRound = async () => {
+    let full = false;
+    for (let i = 0; i < count; i++) full = (await publishBatch((next + i) % count)) === batch || full;
+    next = (next + 1) % count;
+    return full;
+  };
+
   let lastPrune = 0;
   return startNotifiedLoop({
     name: 'outbox relay',
@@ -50,13 +73,13 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
     pollMs: options.pollMs ?? 1000,
     logger,
     step: async () => {
-      const published = await publishBatch();
+      const full = await publishRound();
       if (Date.now() - lastPrune > 3_600_000) {
         lastPrune = Date.now();
         const pruned = await prunePublished(db, options.retentionDays);
         if (pruned > 0) logger.info('outbox pruned', { pruned });
       }
-      return published === batch;
+      return full;
     },
   });
 }

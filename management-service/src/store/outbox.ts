@@ -97,18 +97,22 @@ export async function eventsAfter(
   return query;
 }
 
-/** A batch of unpublished events for the relay, locked for this transaction only. */
+/** One of `count` partitions of the outbox by tenant (docs/adr/0032-relay-partitions.md): a tenant's rows are all in one. */
+export type RelayPartition = { index: number; count: number };
+
+/** The partition of a row's tenant, from 0 to count - 1: a stable hash of the tenant id, the same on every replica. */
+export const PARTITION_OF_TENANT = 'mod(hashtext(tenant_id)::bigint + 2147483648, ?)';
+
+/** A batch of unpublished events of one partition for the relay, in outbox order, locked for this transaction only. */
 export async function claimUnpublished(
   trx: Knex.Transaction,
   limit: number,
+  partition: RelayPartition = { index: 0, count: 1 },
 ): Promise<{ seq: string; tenant_id: string; event_id: string; nats_subject: string | null; envelope: EventEnvelope; traceparent: string | null }[]> {
-  return trx('outbox')
-    .select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope', 'traceparent')
-    .whereNull('published_at')
-    .orderBy('seq')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked();
+  const query = trx('outbox').select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope', 'traceparent').whereNull('published_at');
+  if (partition.count > 1) query.whereRaw(`${PARTITION_OF_TENANT} = ?`, [partition.count, partition.index]);
+  // The column, not the text alias of the same name: as text, "10" sorts before "9".
+  return query.orderBy('outbox.seq').limit(limit).forUpdate().skipLocked();
 }
 
 export async function markPublished(trx: Knex.Transaction, seqs: string[]): Promise<void> {
