@@ -7,6 +7,7 @@
 import mqtt from 'mqtt';
 import pg from 'pg';
 import { connectNats, jetstream, newUlid, subjects } from '@platform/shared';
+import { createTenant } from '../management-service/src/admin/provisioning.ts';
 import { envelope } from '../management-service/src/domain/events.ts';
 import type { Doc } from '../management-service/src/domain/merge.ts';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
@@ -144,6 +145,66 @@ for (let round_ = 0; round_ < 3; round_++) {
 }
 const rawRate = median(rawRates);
 
+// 4) Partitioned relays (docs/adr/0032-relay-partitions.md): the same backlog over TENANTS tenants,
+// drained by P management service processes with RELAY_PARTITIONS=P, each on a platform of its own.
+sub.unsubscribe();
+await mqttClient?.endAsync();
+await nc.close();
+await pool.end();
+await platform.stop();
+
+const TENANTS = 8;
+async function partitionedDrain(partitions: number): Promise<number> {
+  const own = await startBenchPlatform({ LOG_LEVEL: 'warn', RELAY_PARTITIONS: String(partitions) }, [], { replicas: partitions });
+  const conn = await connectNats(own.natsUrl, 'bench-events-partitions');
+  try {
+    const tenants = Array.from({ length: TENANTS }, (_, i) => `bench-p${i}`);
+    for (const id of tenants) await createTenant(own.db, { id });
+    const arrived = new Set<string>();
+    let last = 0;
+    const all = conn.subscribe('tenants.*.events');
+    void (async () => {
+      for await (const msg of all) {
+        arrived.add(msg.json<{ id: string }>().id);
+        last = performance.now();
+      }
+    })();
+    const ids: string[] = [];
+    await own.db.transaction(async (trx) => {
+      for (let from = 0; from < BACKLOG; from += 1000) {
+        const rows = Array.from({ length: Math.min(1000, BACKLOG - from) }, (_, i) => ({
+          tenant: tenants[(from + i) % TENANTS]!,
+          event: envelope('portfolios', 'status-update', { id: `B${from + i}` }, new Date().toISOString(), `B${from + i}`).envelope,
+        }));
+        ids.push(...rows.map((r) => r.event.id));
+        await trx('outbox').insert(
+          rows.map((r) => ({
+            tenant_id: r.tenant,
+            event_id: r.event.id,
+            entity_id: 'bench',
+            subject: r.event.subject,
+            action: r.event.action,
+            envelope: r.event,
+            created_at: r.event.created,
+          })),
+        );
+      }
+      await trx.raw(`select pg_notify('outbox', '')`);
+    });
+    const start = performance.now();
+    await until(() => arrived.size >= ids.length, 120_000);
+    all.unsubscribe();
+    const rate = round(arrived.size / ((last - start) / 1000));
+    console.log('[bench] partitioned drain', { partitions, delivered: arrived.size, per_s: rate });
+    return rate;
+  } finally {
+    await conn.close();
+    await own.stop();
+  }
+}
+const partitioned = [1, 2].map((p) => ({ partitions: p, per_s: 0 }));
+for (const row of partitioned) row.per_s = await partitionedDrain(row.partitions);
+
 const markdown = [
   '### Outbound events (`npm run bench:events`)',
   '',
@@ -158,11 +219,12 @@ const markdown = [
   `| relay drain of a ${BACKLOG.toLocaleString('en')}-event backlog | ${relayRate} events/s |`,
   `| plain script publishing the same messages (the limit, median of 3) | ${rawRate} msgs/s |`,
   `| relay / plain script | ${round(relayRate / rawRate)}× (target ≥ 0.5×) |`,
+  '',
+  `Partitioned relays ([docs/adr/0032-relay-partitions.md](docs/adr/0032-relay-partitions.md)): the same ${BACKLOG.toLocaleString('en')}-event backlog spread over ${TENANTS} tenants, drained by P management service processes with \`RELAY_PARTITIONS\`=P (a fresh platform each: Postgres, NATS and the P processes share this machine's 2 cores).`,
+  '',
+  '| relay partitions (processes) | events/s | vs 1 |',
+  '|---|---|---|',
+  ...partitioned.map((r) => `| ${r.partitions} | ${r.per_s} | ${round(r.per_s / partitioned[0]!.per_s)}× |`),
 ].join('\n');
-record('events', { steady, relay_drain_per_s: relayRate, raw_publish_per_s: rawRates, ratio: round(relayRate / rawRate) }, markdown);
+record('events', { steady, relay_drain_per_s: relayRate, raw_publish_per_s: rawRates, ratio: round(relayRate / rawRate), partitioned }, markdown);
 console.log(markdown);
-sub.unsubscribe();
-await mqttClient?.endAsync();
-await nc.close();
-await pool.end();
-await platform.stop();

@@ -30,7 +30,12 @@ export type BenchPlatform = {
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 
-export async function startBenchPlatform(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchPlatform> {
+/** `replicas`: management service processes on the same database and NATS (the first answers `managementUrl`). */
+export async function startBenchPlatform(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+  options: { replicas?: number } = {},
+): Promise<BenchPlatform> {
   const resources = new Resources();
   return resources.build(async () => {
     const work = mkdtempSync(join(tmpdir(), 'platform-bench-'));
@@ -63,32 +68,38 @@ export async function startBenchPlatform(env: Record<string, string> = {}, nodeA
       serviceNatsUrl = nats.serviceUrls.management;
     }
 
-    const port = await freePort();
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        METRICS_PORT: '0',
-        DATABASE_URL: databaseUrl,
-        NATS_URL: serviceNatsUrl,
-        JWT_PRIVATE_KEY: await exportPKCS8(privateKey),
-        MIGRATE_ON_START: 'false',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    resources.add(service, async (child) => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    });
-    const managementUrl = `http://127.0.0.1:${port}`;
-    await waitFor('management service', async () => {
-      if (!(await fetch(`${managementUrl}/readyz`)).ok) throw new Error('not ready');
-    });
+    const signingKey = await exportPKCS8(privateKey);
+    const urls: string[] = [];
+    for (let replica = 0; replica < (options.replicas ?? 1); replica++) {
+      const port = await freePort();
+      const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
+        env: {
+          ...process.env,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          METRICS_PORT: '0',
+          DATABASE_URL: databaseUrl,
+          NATS_URL: serviceNatsUrl,
+          JWT_PRIVATE_KEY: signingKey,
+          MIGRATE_ON_START: 'false',
+          ...env,
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      resources.add(service, async (child) => {
+        if (child.exitCode !== null) return;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      });
+      const url = `http://127.0.0.1:${port}`;
+      await waitFor('management service', async () => {
+        if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+      });
+      urls.push(url);
+    }
+    const managementUrl = urls[0]!;
 
     const tenantId = 'bench';
     await createTenant(db, { id: tenantId });
