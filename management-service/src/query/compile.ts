@@ -103,9 +103,30 @@ function sortKey(key: SortKey, field: (path: Path, at: number) => Field): Sql {
 
 const SQL_OPS = { eq: '=', neq: '<>', lt: '<', le: '<=', gt: '>', ge: '>=' } as const;
 
-function condition(c: Condition, field: (path: Path, at: number) => Field): Sql {
+/**
+ * The paths a condition holds a value at whenever it is true: `neq null`, and every comparison
+ * with a value except `neq` (whose SQL is false or unknown on a null field, never true).
+ */
+function valuedPath(c: Condition): string | undefined {
+  if ('items' in c) return undefined;
+  if (c.type === 'compare' && (c.op === 'neq') !== (c.value.kind === 'null')) return undefined;
+  return c.path.join('.');
+}
+
+/**
+ * `valued`: the paths another term of an enclosing `and` holds a value at. A row is selected only
+ * where that term is true, and the language has no negation, so there `neq v` may be compiled as
+ * a plain `<>`: the same rows, and a condition Postgres can match to a partial index that leaves
+ * out v (`divest_amount neq 0 and divest_amount neq null` to one holding only non-zero amounts,
+ * docs/adr/0028-pending-withdrawals-index.md).
+ */
+function condition(c: Condition, field: (path: Path, at: number) => Field, valued: ReadonlySet<string> = new Set()): Sql {
   if ('items' in c) {
-    const parts = c.items.map((item) => condition(item, field));
+    const parts = c.items.map((item, i) => {
+      if (c.type === 'or') return condition(item, field, valued);
+      const others = c.items.filter((_, j) => j !== i).map(valuedPath);
+      return condition(item, field, new Set([...valued, ...others.filter((p): p is string => p !== undefined)]));
+    });
     return { sql: `(${parts.map((p) => p.sql).join(` ${c.type} `)})`, bindings: parts.flatMap((p) => p.bindings) };
   }
   const f = field(c.path, c.at);
@@ -155,8 +176,9 @@ function condition(c: Condition, field: (path: Path, at: number) => Field): Sql 
   const plain: Value = value.kind === 'string' ? { kind: 'string', value: value.value.replace(/\\\*/g, '*') } : value;
   const bound = f.type === 'date-time' ? instant(plain, name, c.at).start : typed(plain, f.type, name, c.at);
   const cast = `?::${pgType(f.type)}`;
-  // neq also matches entities where the field is null or missing (docs/adr/0011-query-language.md).
-  if (op === 'neq') return { sql: `(${f.sql} is distinct from ${cast})`, bindings: [bound] };
+  // neq also matches entities where the field is null or missing (docs/adr/0011-query-language.md),
+  // unless another term of the conjunction holds a value there.
+  if (op === 'neq') return { sql: valued.has(name) ? `(${f.sql} <> ${cast})` : `(${f.sql} is distinct from ${cast})`, bindings: [bound] };
   if (op === 'eq' && f.type === 'date-time' && value.kind === 'string' && isDateOnly(value.value)) {
     const day = instant(value, name, c.at);
     return { sql: `(${f.sql} >= ?::timestamptz and ${f.sql} < ?::timestamptz)`, bindings: [day.start, day.nextDay] };

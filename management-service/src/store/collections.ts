@@ -25,22 +25,40 @@ function matching(trx: Knex.Transaction, filter: CollectionFilter): Knex.QueryBu
   return rows;
 }
 
-/** How many entities match, and the page of them `limit`/`offset` select in `orderBy` order. */
+/**
+ * The page `limit`/`offset` select in `orderBy` order, each row carrying the number of matching
+ * entities as `total`: one statement, so one round trip and one snapshot. The total is a subquery
+ * of its own (Postgres computes it once, from the indexes): a window count would carry every
+ * matching document through the sort (measured: ten times slower on 10,000 matches of 1,000,000
+ * portfolios).
+ */
+export function pageWithTotal(
+  trx: Knex.Transaction,
+  filter: CollectionFilter,
+  orderBy: SqlFragment,
+  page: { limit: number; offset: number },
+): Knex.QueryBuilder {
+  return matching(trx, filter)
+    .select(trx.raw('(?) as total', [matching(trx, filter).count('*')]), ...CURRENT_COLUMNS.map((c) => `e.${c}`))
+    .orderByRaw(orderBy.sql, orderBy.bindings as Knex.RawBinding[])
+    .limit(page.limit)
+    .offset(page.offset);
+}
+
+/**
+ * How many entities match, and the page of them `limit`/`offset` select in `orderBy` order. An
+ * empty page carries no total: at offset 0 there is no match at all; past the end, a second
+ * statement counts.
+ */
 export async function countAndPage(
   trx: Knex.Transaction,
   filter: CollectionFilter,
   orderBy: SqlFragment,
   page: { limit: number; offset: number },
 ): Promise<{ total: number; rows: EntityRow[] }> {
-  const rows = matching(trx, filter);
-  // The total and the page as two queries: a window count would carry every matching document
-  // through the sort (measured: ten times slower on 10,000 matches of 1,000,000 portfolios).
-  const [{ count }] = (await rows.clone().count('* as count')) as [{ count: string }];
-  const found = (await rows
-    .clone()
-    .select(CURRENT_COLUMNS.map((c) => `e.${c}`))
-    .orderByRaw(orderBy.sql, orderBy.bindings as Knex.RawBinding[])
-    .limit(page.limit)
-    .offset(page.offset)) as EntityRow[];
-  return { total: Number(count), rows: found };
+  const found = (await pageWithTotal(trx, filter, orderBy, page)) as (EntityRow & { total: string })[];
+  if (found.length > 0) return { total: Number(found[0]!.total), rows: found.map(({ total: _, ...row }) => row) };
+  if (page.offset === 0) return { total: 0, rows: [] };
+  const [{ count }] = (await matching(trx, filter).count('* as count')) as [{ count: string }];
+  return { total: Number(count), rows: [] };
 }
