@@ -25,30 +25,25 @@ function matching(trx: Knex.Transaction, filter: CollectionFilter): Knex.QueryBu
   return rows;
 }
 
-/**
- * The page `limit`/`offset` select in `orderBy` order, each row carrying the number of matching
- * entities as `total`: one statement, so one round trip and one snapshot. The total is a subquery
- * of its own (Postgres computes it once, from the indexes): a window count would carry every
- * matching document through the sort (measured: ten times slower on 10,000 matches of 1,000,000
- * portfolios).
- */
-export function pageWithTotal(
-  trx: Knex.Transaction,
-  filter: CollectionFilter,
-  orderBy: SqlFragment,
-  page: { limit: number; offset: number },
-): Knex.QueryBuilder {
+/** The page `limit`/`offset` select in `orderBy` order. */
+export function pageOf(trx: Knex.Transaction, filter: CollectionFilter, orderBy: SqlFragment, page: { limit: number; offset: number }): Knex.QueryBuilder {
   return matching(trx, filter)
-    .select(trx.raw('(?) as total', [matching(trx, filter).count('*')]), ...CURRENT_COLUMNS.map((c) => `e.${c}`))
+    .select(CURRENT_COLUMNS.map((c) => `e.${c}`))
     .orderByRaw(orderBy.sql, orderBy.bindings as Knex.RawBinding[])
     .limit(page.limit)
     .offset(page.offset);
 }
 
+/** How many entities match. */
+export function countOf(trx: Knex.Transaction, filter: CollectionFilter): Knex.QueryBuilder {
+  return matching(trx, filter).count('* as count');
+}
+
 /**
- * How many entities match, and the page of them `limit`/`offset` select in `orderBy` order. An
- * empty page carries no total: at offset 0 there is no match at all; past the end, a second
- * statement counts.
+ * How many entities match, and the page of them `limit`/`offset` select in `orderBy` order. The
+ * page is read with one row more than asked: a page that is not full ends the matches, so its
+ * offset and length are the total, and only a full page (or an empty one past the end) is counted
+ * by a second statement. Lookups, whose page is never full, are one statement.
  */
 export async function countAndPage(
   trx: Knex.Transaction,
@@ -56,9 +51,11 @@ export async function countAndPage(
   orderBy: SqlFragment,
   page: { limit: number; offset: number },
 ): Promise<{ total: number; rows: EntityRow[] }> {
-  const found = (await pageWithTotal(trx, filter, orderBy, page)) as (EntityRow & { total: string })[];
-  if (found.length > 0) return { total: Number(found[0]!.total), rows: found.map(({ total: _, ...row }) => row) };
-  if (page.offset === 0) return { total: 0, rows: [] };
-  const [{ count }] = (await matching(trx, filter).count('* as count')) as [{ count: string }];
-  return { total: Number(count), rows: [] };
+  const found = (await pageOf(trx, filter, orderBy, { limit: page.limit + 1, offset: page.offset })) as EntityRow[];
+  if (found.length > 0 && found.length <= page.limit) return { total: page.offset + found.length, rows: found };
+  if (found.length === 0 && page.offset === 0) return { total: 0, rows: [] };
+  // A count of its own: a window count would carry every matching document through the sort
+  // (measured: ten times slower on 10,000 matches of 1,000,000 portfolios).
+  const [{ count }] = (await countOf(trx, filter)) as [{ count: string }];
+  return { total: Number(count), rows: found.slice(0, page.limit) };
 }

@@ -5,7 +5,7 @@ import { build, machineApi, userApi, type Api } from '@platform/test-support/fix
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { compileQuery } from '../../src/query/compile.ts';
 import { parseQuery } from '../../src/query/parser.ts';
-import { countAndPage, pageWithTotal } from '../../src/store/collections.ts';
+import { countAndPage, countOf, pageOf } from '../../src/store/collections.ts';
 import { inTenant } from '../../src/store/tenant-scope.ts';
 
 describe('collections', function () {
@@ -197,13 +197,14 @@ describe('collections', function () {
       const nodes = (node: Node): Node[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
       const { plan, page } = await inTenant(platform.database.db, tenantId, async (trx) => {
         await trx.raw('set local enable_seqscan = off');
-        // The statement the collection read sends, as it sends it (bound parameters).
-        const statement = pageWithTotal(trx, filter(PENDING), byId, { limit: 20, offset: 0 }).toSQL();
-        const { rows } = await trx.raw(`explain (analyze, format json) ${statement.sql}`, statement.bindings);
-        return {
-          plan: nodes((rows[0]['QUERY PLAN'] as { Plan: Node }[])[0]!.Plan),
-          page: await countAndPage(trx, filter(PENDING), byId, { limit: 20, offset: 0 }),
+        // The statements the collection read sends for a full first page, as it sends them (bound parameters).
+        const nodesOf = async (statement: { sql: string; bindings: readonly unknown[] }) => {
+          const { rows } = await trx.raw(`explain (analyze, format json) ${statement.sql}`, statement.bindings as never[]);
+          return nodes((rows[0]['QUERY PLAN'] as { Plan: Node }[])[0]!.Plan);
         };
+        const statements = [pageOf(trx, filter(PENDING), byId, { limit: 21, offset: 0 }).toSQL(), countOf(trx, filter(PENDING)).toSQL()];
+        const plan = (await Promise.all(statements.map(nodesOf))).flat();
+        return { plan, page: await countAndPage(trx, filter(PENDING), byId, { limit: 20, offset: 0 }) };
       });
       const reads = plan.filter((n) => n['Relation Name'] === 'entities' || n['Index Name'] !== undefined);
       const described = JSON.stringify(plan, null, 1);
@@ -222,7 +223,7 @@ describe('collections', function () {
       for (const row of page.rows) assert.ok(Number((row.doc.config as { manager_settings: { divest_amount: unknown } }).manager_settings.divest_amount) > 0);
     });
 
-    it('answers a page and its count in one statement, and counts apart only past the end', async () => {
+    it('counts in a second statement only a full page or an empty one past the end: a page that is not full ends the matches', async () => {
       const statements: string[] = [];
       const listen = (query: { sql: string }) => statements.push(query.sql);
       const read = (text: string, offset: number) =>
@@ -235,10 +236,12 @@ describe('collections', function () {
         });
       const first = await read(PENDING, 0);
       const second = await read(PENDING, 20);
-      assert.deepEqual([first.total, first.ids.length, first.statements], [39, 20, 1]);
+      assert.deepEqual([first.total, first.ids.length, first.statements], [39, 20, 2]);
       assert.deepEqual([second.total, second.ids.length, second.statements], [39, 19, 1]);
       assert.equal(new Set([...first.ids, ...second.ids]).size, 39);
       assert.deepEqual(first.ids, [...first.ids].sort());
+      // The last 20: as many as asked, and none after them.
+      assert.deepEqual(await read(PENDING, 19), { total: 39, ids: [first.ids[19]!, ...second.ids], statements: 1 });
       assert.deepEqual(await read(PENDING, 39), { total: 39, ids: [], statements: 2 });
       assert.deepEqual(await read("external_id eq 'bulk-7'", 0), { total: 1, ids: ['P' + '7'.padStart(26, '0')], statements: 1 });
       assert.deepEqual(await read("external_id eq 'none'", 0), { total: 0, ids: [], statements: 1 });
