@@ -21,7 +21,7 @@ import { stepCount, type Grid } from './grid.ts';
 export const BLOCK_SIZE = 256;
 /** Cells of one chunk: about 20–50 ms of one thread, so a cancelled run stops within about that. */
 export const CHUNK_CELLS = 2_000_000;
-/** Bytes of one half of the row buffer (at least 2 rows); the whole buffer is twice this. */
+/** Bytes of one half of the row buffer at most (but at least 2 rows, and no more rows than dates). */
 export const HALF_BYTES = 8 << 20;
 
 export const blockCount = (scenarios: number) => Math.ceil(scenarios / BLOCK_SIZE);
@@ -37,13 +37,13 @@ export type Chunk = {
 
 export type RunPlan = {
   blocks: number;
-  /** Rows of one half of the row buffer (at least 2). */
+  /** Rows of one half of the row buffer: max(2, min(dates, ⌊HALF_BYTES / (8 × scenarios)⌋)). */
   rows: number;
   chunks: Chunk[];
 };
 
 export function planRun(grid: Grid, scenarios: number, classes: number): RunPlan {
-  const rows = Math.max(2, Math.floor(HALF_BYTES / (8 * scenarios)));
+  const rows = Math.max(2, Math.min(grid.sampleDays.length, Math.floor(HALF_BYTES / (8 * scenarios))));
   const steps = stepCount(grid);
   const chunks: Chunk[] = [];
   let chunk: Chunk = { firstStep: 0, endStep: 0, firstDate: 0, endDate: 1 };

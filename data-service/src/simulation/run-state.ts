@@ -7,8 +7,8 @@ import { BLOCK_SIZE, type RunPlan } from './run-plan.ts';
 /**
  * Everything a unit of a run reads and writes (run-plan.ts): over SharedArrayBuffers when threads
  * share the run, plain ArrayBuffers otherwise. Memory: 8 bytes × (scenarios + 2 × rows ×
- * scenarios + answer values) + 16 bytes a block, so at most about 2 × HALF_BYTES (16 MB) of rows
- * beyond the scenarios' values and the answer (and dates × scenarios more with keepPaths).
+ * scenarios + answer values) + 16 bytes a block: at most 2 × HALF_BYTES (16 MiB) of rows beyond
+ * the scenarios' values and the answer (and dates × scenarios × 8 bytes more with keepPaths).
  */
 export type RunArrays = {
   /** Each scenario's current value. */
