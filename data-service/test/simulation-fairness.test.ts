@@ -66,7 +66,9 @@ describe('future performance: fairness between tenants and cancellation', functi
       });
     const runs = [track('A1', simulate(a, large(7, 1)))];
     await counts({ running: 1, waiting: 0 }, 'A1 runs');
+    // One at a time: two requests sent together may reach the service in either order.
     runs.push(track('A2', simulate(a, large(7, 2))));
+    await counts({ running: 1, waiting: 1 }, 'A2 waits');
     runs.push(track('A3', simulate(a, large(7, 3))));
     await counts({ running: 1, waiting: 2 }, 'A2 and A3 wait');
     runs.push(track('B', simulate(b, TINY)));
