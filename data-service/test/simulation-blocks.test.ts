@@ -4,7 +4,7 @@ import { simulate, type SimulationInput } from '../src/simulation/engine.ts';
 import { buildGrid, stepCount } from '../src/simulation/grid.ts';
 import { blockStates, jump, NormalSource, seedState } from '../src/simulation/random.ts';
 import { BLOCK_SIZE, CHUNK_CELLS, planRun, RunProgress, type RunPlan, type Unit } from '../src/simulation/run-plan.ts';
-import { allocateRun } from '../src/simulation/run-state.ts';
+import { allocateRun, stopRun } from '../src/simulation/run-state.ts';
 import { UnitRunner } from '../src/simulation/units.ts';
 import { SHAPES } from './simulation-cases.ts';
 
@@ -196,6 +196,29 @@ describe('Monte Carlo in blocks of scenarios', () => {
           assert.equal(bytes(out.paths), bytes(expected.paths), `${name}: ${parts} parts, paths`);
         }
       }
+    });
+
+    it('do nothing once their run is stopped (a thread may hold a unit of a cancelled run ahead)', () => {
+      const input = SHAPES[0]!.input;
+      const grid = buildGrid(input);
+      const plan = planRun(grid, input.scenarios, input.weights.length);
+      const arrays = allocateRun(input, grid, plan, 'local');
+      const runner = new UnitRunner(input, grid, plan, arrays);
+      const progress = new RunProgress(plan, 1);
+      const first = progress.next()!;
+      runner.run(first);
+      progress.done(first);
+      const [value, rng, values] = [arrays.value.slice(), arrays.rng.slice(), arrays.values.slice()];
+      stopRun(arrays);
+      const second = progress.next()!;
+      assert.equal(second.kind, 'quantiles');
+      runner.run(second);
+      assert.deepEqual([arrays.value, arrays.rng, arrays.values], [value, rng, values]);
+      assert.ok(
+        values.every((v) => v === 0),
+        'no quantile taken',
+      );
+      assert.notDeepEqual(value, allocateRun(input, grid, plan, 'local').value, 'the first unit did step');
     });
 
     it('draw each block from its own stream: a block answers the same whatever the other blocks, and another seed changes it', () => {

@@ -21,7 +21,10 @@ export type RunArrays = {
   values: Float64Array;
   /** With keepPaths: `paths[d * scenarios + s]`. */
   paths?: Float64Array;
-  /** One word each unit reads first and adds to last, with Atomics: orders one unit's writes before the next one's reads. */
+  /**
+   * Word 0: each unit reads it first and adds to it last, with Atomics, which orders one unit's
+   * writes before the next one's reads. Word 1: set when the run is stopped; later units do nothing.
+   */
   sync: Int32Array;
 };
 
@@ -39,13 +42,16 @@ export function allocateRun(input: SimulationInput, grid: Grid, plan: RunPlan, m
     rows: floats(2 * plan.rows * N),
     values: floats(dates * input.quantiles.length),
     paths: input.keepPaths ? floats(dates * N) : undefined,
-    sync: new Int32Array(buffer(4)),
+    sync: new Int32Array(buffer(8)),
   };
   arrays.value.fill(Math.max(0, input.startAmount + grid.deposit[0]!));
   arrays.rows.set(arrays.value, 0);
   arrays.paths?.set(arrays.value, 0);
   return arrays;
 }
+
+/** Marks a run stopped: units that start later return at once (a thread may hold one ahead). */
+export const stopRun = (arrays: RunArrays) => Atomics.store(arrays.sync, 1, 1);
 
 /** Offset in `rows` of sample date `date`, taken in chunk `chunk`. */
 export const rowOffset = (plan: RunPlan, chunk: number, date: number, scenarios: number) =>

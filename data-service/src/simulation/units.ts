@@ -50,6 +50,7 @@ export class UnitRunner {
   }
 
   run(unit: Unit): void {
+    if (Atomics.load(this.arrays.sync, 1) !== 0) return;
     Atomics.load(this.arrays.sync, 0);
     if (unit.kind === 'steps') this.steps(unit);
     else this.quantiles(unit);
