@@ -44,9 +44,9 @@ type Run = {
 type Thread = { worker: Worker; units: { run: Run; unit: Unit }[]; knows: Set<number> };
 
 /**
- * Units a thread holds at most: the one it runs and the next, so that it starts the next one at
- * once instead of waiting for the main thread to answer (two thread wake-ups per unit, which cost
- * 15–25 % of a run's time on a loaded machine).
+ * Units a thread holds at most: the one it runs and the next, so that it can start the next one
+ * at once instead of waiting for the main thread to answer (two thread wake-ups, milliseconds on
+ * a loaded machine: docs/adr/0030-monte-carlo-threads.md).
  */
 const AHEAD = 2;
 
