@@ -260,12 +260,12 @@ try {
     `Engine: the data service's simulation pool (data-service/src/workers/simulation-pool.ts) in the bench process on 1 and on 2 worker threads, every scenario and step, quantiles per sample date; the thread counts take turns run by run; ${REPS} measured runs each (daily: ${DAILY_REPS}) after a warm-up, seeds 0, 1, …; medians and p90. ` +
       "HTTP: POST /performance/future/ to a data service in its own process started with SIMULATION_THREADS=1, and one with 2 (`fetch`, API key, contract validation, the checks, the simulation on the service's threads and the JSON answer read to its last byte). " +
       (numpyRow
-        ? `numpy ${numpyRow.numpy_version as string}: bench/baselines/montecarlo_numpy.py, the same model on the same time grid, vectorised (normals and class growth of blocks of steps at once, PCG64 + ziggurat, np.quantile per block of sample dates), timed inside Python after a warm-up run; it uses one core (its CPU time over wall time: ${rows
+        ? `numpy ${numpyRow.numpy_version as string}: bench/baselines/montecarlo_numpy.py, the same model on the same time grid, vectorised (normals and class growth of blocks of steps at once, PCG64 + ziggurat, np.quantile per block of sample dates), timed inside Python after a warm-up run; it computes on one thread (its CPU time over wall time, below 1 when it waited for a core: ${rows
             .filter((r) => r.threads === 1)
             .map((r) => `${r.case} ${r.numpy_cpu_over_wall as number}`)
             .join(', ')}).`
         : 'numpy: skipped (python3 cannot import numpy).'),
-    `Measured ${new Date().toISOString().slice(0, 10)} on this ${cpus().length}-core machine, **shared with other work while it ran** (load average over 1 / 5 / 15 minutes: ${load(loadBefore)} before, ${load(loadAfter)} after): the speed-up of the second thread is what that second core had to spare, not the engine's limit. Target: engine on one thread at least as fast as numpy monthly, within 1.5× daily; on 2 threads, the same bytes as on one.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this ${cpus().length}-core machine, **shared with other work while it ran** (load average over 1 / 5 / 15 minutes: ${load(loadBefore)} before, ${load(loadAfter)} after): each run got the cores in the column "cores the engine got" (CPU time of the bench process, its threads included, over wall time), and the speed-up of the second thread cannot exceed what it got. Target: engine on one thread at least as fast as numpy monthly, within 1.5× daily; on 2 threads, the same bytes as on one.`,
     '',
     ...table,
     '',
