@@ -1,19 +1,22 @@
-// Future performance benchmark: the Monte Carlo engine in process and POST /performance/future/
-// over HTTP against a vectorised numpy implementation of the same model
+// Future performance benchmark: the Monte Carlo engine on 1 and 2 worker threads (the service's
+// pool in the bench process) and POST /performance/future/ over HTTP (a data service started with
+// SIMULATION_THREADS=1 and one with 2) against a vectorised numpy implementation of the same model
 // (bench/baselines/montecarlo_numpy.py, run with python3 when numpy imports; skipped otherwise),
 // for 10,000 scenarios × 30 years × 2 asset classes, 5 quantiles, sampled monthly and daily.
 // `npm run bench:montecarlo` (BENCH_REPS / BENCH_DAILY_REPS change the 7 and 3 measured runs).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiKey } from '../management-service/src/admin/provisioning.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { futurePerformanceAnswer } from '../data-service/src/simulation/answer.ts';
-import { simulate, stepCount, type SimulationInput } from '../data-service/src/simulation/engine.ts';
+import { simulate, type SimulationInput } from '../data-service/src/simulation/engine.ts';
+import { stepCount } from '../data-service/src/simulation/grid.ts';
 import { planSimulation, type FuturePerformanceRequest } from '../data-service/src/simulation/request.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { simulationPool, type SimulationPool } from '../data-service/src/workers/simulation-pool.ts';
 import { ensurePythonModule } from '@platform/test-support/os-packages';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
@@ -53,20 +56,23 @@ const cases = [
   },
 ];
 
+/** Thread counts measured: the engine's pool in this process and the service's SIMULATION_THREADS. */
+const THREADS = [1, 2] as const;
+
 const inputOf = (request: FuturePerformanceRequest, seed?: number) => {
   const plan = planSimulation({ ...request, seed: seed ?? request.seed }, { maxCells: Number.MAX_SAFE_INTEGER }, () => 0);
   if (plan.source.kind !== 'expected') throw new Error('expected returns only');
   const input: SimulationInput = { ...plan.base, ...plan.source };
   return { input, grid: plan.grid };
 };
-const time = <T>(work: () => T): [number, T] => {
+const timed = async <T>(work: () => Promise<T>): Promise<[number, T]> => {
   const started = performance.now();
-  const result = work();
+  const result = await work();
   return [performance.now() - started, result];
 };
 const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil(0.9 * values.length) - 1)]!;
 
-type NumpyResult = { times_ms: number[]; numpy: string; last: number[] };
+type NumpyResult = { times_ms: number[]; cpu_ms: number[]; numpy: string; last: number[] };
 function runNumpy(request: FuturePerformanceRequest, reps: number): NumpyResult {
   const { input, grid } = inputOf(request);
   const spec = {
@@ -89,6 +95,35 @@ function runNumpy(request: FuturePerformanceRequest, reps: number): NumpyResult 
   return JSON.parse(out.toString()) as NumpyResult;
 }
 
+/** A data service in its own process with `threads` simulation threads; its URL and a stop. */
+async function startService(threads: number, env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'data-service/src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), SIMULATION_THREADS: String(threads), DUCKDB_PATH: join(work, `data-${threads}.duckdb`) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    `data service (${threads} threads)`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
+    },
+    60_000,
+  );
+  return { url, process: child };
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 const numpyReady = ensurePythonModule(PYTHON, 'numpy', 'python3-numpy', log);
 if (!numpyReady) log(`${PYTHON} cannot import numpy (and it could not be installed): the numpy baseline is skipped`);
 
@@ -98,71 +133,72 @@ const referenceDir = join(work, 'reference');
 // The data service needs some reference data to start; the simulation reads none of it.
 await buildReferenceFile(referenceDir, 'bench', (conn) => generateSample(conn, { instruments: 100, years: 1, seed: 1 }));
 const platform = await startBenchPlatform({ LOG_LEVEL: 'warn' });
-let service: ChildProcess | undefined;
+const services: ChildProcess[] = [];
+const pools: SimulationPool[] = [];
+const loadBefore = loadavg();
 try {
-  const port = await freePort();
-  service = spawn(process.execPath, ['--import', 'tsx', 'data-service/src/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      METRICS_PORT: '0',
-      DATABASE_URL: platform.databaseUrl,
-      NATS_URL: platform.natsUrl,
-      DUCKDB_PATH: join(work, 'data.duckdb'),
-      REFERENCE_DIR: referenceDir,
-      REFERENCE_RELOAD_MS: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'data service',
-    async () => {
-      if (service!.exitCode !== null) throw new Error(`exited with ${service!.exitCode}`);
-      if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
-    },
-    60_000,
-  );
+  const env = {
+    HOST: '127.0.0.1',
+    METRICS_PORT: '0',
+    DATABASE_URL: platform.databaseUrl,
+    NATS_URL: platform.natsUrl,
+    REFERENCE_DIR: referenceDir,
+    REFERENCE_RELOAD_MS: '0',
+    OPTIMIZER: 'false',
+    LOG_LEVEL: 'warn',
+  };
+  const urls = new Map<number, string>();
+  for (const threads of THREADS) {
+    const started = await startService(threads, env);
+    services.push(started.process);
+    urls.set(threads, started.url);
+    pools.push(simulationPool(threads));
+  }
   const headers = {
     'x-tenant-id': platform.tenantId,
     'x-api-key': (await createApiKey(platform.db, platform.tenantId)).api_key,
     'content-type': 'application/json',
   };
-  const post = async (body: unknown) => {
-    const started = performance.now();
-    const res = await fetch(`${url}/performance/future/`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const text = await res.text();
-    const ms = performance.now() - started;
-    if (res.status !== 200) throw new Error(`POST /performance/future/: ${res.status} ${text.slice(0, 500)}`);
+  const post = async (threads: number, body: unknown) => {
+    const [ms, text] = await timed(async () => {
+      const res = await fetch(`${urls.get(threads)}/performance/future/`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const answer = await res.text();
+      if (res.status !== 200) throw new Error(`POST /performance/future/: ${res.status} ${answer.slice(0, 500)}`);
+      return answer;
+    });
     return { ms, text };
   };
 
   const rows: Record<string, unknown>[] = [];
   const checks: string[] = [];
   for (const c of cases) {
-    log(`${c.name}: engine in process`);
     const { input, grid } = inputOf(c.request);
-    simulate(input, grid); // warm-up
-    const engineMs: number[] = [];
-    const answerMs: number[] = [];
-    let last: ReturnType<typeof simulate> | undefined;
+    log(`${c.name}: engine on ${THREADS.join(' and ')} threads`);
+    const engineMs = new Map<number, number[]>(THREADS.map((t) => [t, []]));
+    // CPU time of this process (its worker threads included) over wall time: the cores a run got.
+    const coresUsed = new Map<number, number[]>(THREADS.map((t) => [t, []]));
+    let last: Awaited<ReturnType<SimulationPool['start']>['done']> | undefined;
+    for (const pool of pools) await pool.start(input, grid).done; // warm-up (and the threads' start)
+    // Thread counts take turns run by run, so that a change of the machine's load hits both alike.
     for (let r = 0; r < c.reps; r++) {
-      const [ms, out] = time(() => simulate({ ...input, seed: r }, grid));
-      engineMs.push(ms);
-      answerMs.push(time(() => JSON.stringify(futurePerformanceAnswer(out, input.quantiles)))[0]);
-      last = out;
+      for (const [i, pool] of pools.entries()) {
+        const cpu = process.cpuUsage();
+        const [ms, out] = await timed(() => pool.start({ ...input, seed: r }, grid).done);
+        const used = process.cpuUsage(cpu);
+        engineMs.get(THREADS[i]!)!.push(ms);
+        coresUsed.get(THREADS[i]!)!.push((used.user + used.system) / 1000 / ms);
+        last = out;
+      }
     }
+
     log(`${c.name}: over HTTP`);
     const inProcess = JSON.stringify(futurePerformanceAnswer(simulate(input, grid), input.quantiles));
-    const first = await post(c.request);
+    const firsts = await Promise.all(THREADS.map((t) => post(t, c.request)));
     checks.push(
-      `${first.text === inProcess ? 'ok' : 'FAILED'}: ${c.name}: the HTTP answer is byte-identical to the in-process answer for the same seed (${(first.text.length / 1e6).toFixed(2)} MB)`,
+      `${firsts.every((f) => f.text === inProcess) ? 'ok' : 'FAILED'}: ${c.name}: the HTTP answers on ${THREADS.join(' and ')} threads are byte-identical to each other and to simulate() in process for the same seed (${(inProcess.length / 1e6).toFixed(2)} MB)`,
     );
-    const httpMs: number[] = [];
-    for (let r = 0; r < c.reps; r++) httpMs.push((await post({ ...c.request, seed: r })).ms);
+    const httpMs = new Map<number, number[]>(THREADS.map((t) => [t, []]));
+    for (let r = 0; r < c.reps; r++) for (const t of THREADS) httpMs.get(t)!.push((await post(t, { ...c.request, seed: r })).ms);
 
     let numpy: NumpyResult | undefined;
     if (numpyReady) {
@@ -176,62 +212,70 @@ try {
         `${worst < 0.05 ? 'ok' : 'FAILED'}: ${c.name}: final quantiles of the engine and numpy within ${(100 * worst).toFixed(1)} % (${ours.map((v) => Math.round(v)).join(', ')} vs ${numpy.last.map((v) => Math.round(v)).join(', ')})`,
       );
     }
-    const engine = median(engineMs);
     const numpyMs = numpy ? median(numpy.times_ms) : undefined;
-    rows.push({
-      case: c.name,
-      label: c.label,
-      steps: stepCount(grid),
-      scenarios: input.scenarios,
-      reps: c.reps,
-      engine_median_ms: round(engine, 1),
-      engine_p90_ms: round(p90(engineMs), 1),
-      answer_json_median_ms: round(median(answerMs), 1),
-      http_median_ms: round(median(httpMs), 1),
-      http_p90_ms: round(p90(httpMs), 1),
-      answer_bytes: first.text.length,
-      numpy_median_ms: numpyMs === undefined ? null : round(numpyMs, 1),
-      numpy_version: numpy?.numpy ?? null,
-      engine_over_numpy: numpyMs === undefined ? null : round(engine / numpyMs, 2),
-      http_over_numpy: numpyMs === undefined ? null : round(median(httpMs) / numpyMs, 2),
-      target_engine_over_numpy: c.target,
-    });
+    const oneThread = median(engineMs.get(1)!);
+    for (const threads of THREADS) {
+      const engine = median(engineMs.get(threads)!);
+      const http = median(httpMs.get(threads)!);
+      rows.push({
+        case: c.name,
+        label: c.label,
+        threads,
+        steps: stepCount(grid),
+        scenarios: input.scenarios,
+        reps: c.reps,
+        engine_median_ms: round(engine, 1),
+        engine_p90_ms: round(p90(engineMs.get(threads)!), 1),
+        speedup_over_1_thread: round(oneThread / engine, 2),
+        engine_cores_used: round(median(coresUsed.get(threads)!), 2),
+        http_median_ms: round(http, 1),
+        http_p90_ms: round(p90(httpMs.get(threads)!), 1),
+        answer_bytes: inProcess.length,
+        numpy_median_ms: numpyMs === undefined ? null : round(numpyMs, 1),
+        numpy_cpu_over_wall: numpy ? round(median(numpy.cpu_ms) / numpyMs!, 2) : null,
+        numpy_version: numpy?.numpy ?? null,
+        engine_over_numpy: numpyMs === undefined ? null : round(engine / numpyMs, 2),
+        http_over_numpy: numpyMs === undefined ? null : round(http / numpyMs, 2),
+        target_engine_over_numpy: threads === 1 ? c.target : null,
+      });
+    }
   }
+  const loadAfter = loadavg();
 
   const table = [
-    '| case | engine median ms (p90) | numpy median ms | engine / numpy | target | met? | HTTP call median ms (p90) | HTTP / numpy | JSON answer built in process | answer size |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| case | threads | engine median ms (p90) | speed-up over 1 thread | cores the engine got (CPU / wall) | numpy median ms (one thread) | engine / numpy | target (1 thread) | met? | HTTP call median ms (p90) | HTTP / numpy | answer size |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const ratio = r.engine_over_numpy as number | null;
-      const met = ratio === null ? 'numpy skipped' : ratio <= (r.target_engine_over_numpy as number) ? 'met' : '**not met**';
-      return `| ${r.label} | ${r.engine_median_ms} (${r.engine_p90_ms}) | ${r.numpy_median_ms ?? '—'} | ${ratio === null ? '—' : `${ratio}×`} | ≤ ${r.target_engine_over_numpy}× | ${met} | ${r.http_median_ms} (${r.http_p90_ms}) | ${r.http_over_numpy === null ? '—' : `${r.http_over_numpy}×`} | ${r.answer_json_median_ms} ms | ${((r.answer_bytes as number) / 1e6).toFixed(2)} MB |`;
+      const target = r.target_engine_over_numpy as number | null;
+      const met = target === null ? '—' : ratio === null ? 'numpy skipped' : ratio <= target ? 'met' : '**not met**';
+      return `| ${r.label} | ${r.threads} | ${r.engine_median_ms} (${r.engine_p90_ms}) | ${r.speedup_over_1_thread}× | ${r.engine_cores_used} | ${r.numpy_median_ms ?? '—'} | ${ratio === null ? '—' : `${ratio}×`} | ${target === null ? '—' : `≤ ${target}×`} | ${met} | ${r.http_median_ms} (${r.http_p90_ms}) | ${r.http_over_numpy === null ? '—' : `${r.http_over_numpy}×`} | ${((r.answer_bytes as number) / 1e6).toFixed(2)} MB |`;
     }),
   ];
-  const numpyVersion = rows.find((r) => r.numpy_version)?.numpy_version;
+  const numpyRow = rows.find((r) => r.numpy_version);
+  const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' / ');
   const markdown = [
     '### Future performance Monte Carlo (`npm run bench:montecarlo`)',
     '',
-    `Engine: \`simulate()\` of data-service/src/simulation in the bench process (one thread), every scenario and step, quantiles per sample date; ${REPS} measured runs (daily: ${DAILY_REPS}) after a warm-up, seeds 0, 1, …; medians and p90. ` +
-      'HTTP: POST /performance/future/ to the data service in its own process (`fetch`, API key, contract validation, the checks, the simulation on a worker thread of the service and the JSON answer read to its last byte). ' +
-      (numpyVersion
-        ? `numpy ${numpyVersion}: bench/baselines/montecarlo_numpy.py, the same model on the same time grid, vectorised (normals and class growth of blocks of steps at once, PCG64 + ziggurat, np.quantile per block of sample dates), timed inside Python after a warm-up run.`
+    `Engine: the data service's simulation pool (data-service/src/workers/simulation-pool.ts) in the bench process on 1 and on 2 worker threads, every scenario and step, quantiles per sample date; the thread counts take turns run by run; ${REPS} measured runs each (daily: ${DAILY_REPS}) after a warm-up, seeds 0, 1, …; medians and p90. ` +
+      "HTTP: POST /performance/future/ to a data service in its own process started with SIMULATION_THREADS=1, and one with 2 (`fetch`, API key, contract validation, the checks, the simulation on the service's threads and the JSON answer read to its last byte). " +
+      (numpyRow
+        ? `numpy ${numpyRow.numpy_version as string}: bench/baselines/montecarlo_numpy.py, the same model on the same time grid, vectorised (normals and class growth of blocks of steps at once, PCG64 + ziggurat, np.quantile per block of sample dates), timed inside Python after a warm-up run; it computes on one thread (its CPU time over wall time, below 1 when it waited for a core: ${rows
+            .filter((r) => r.threads === 1)
+            .map((r) => `${r.case} ${r.numpy_cpu_over_wall as number}`)
+            .join(', ')}).`
         : 'numpy: skipped (python3 cannot import numpy).'),
-    `Measured ${new Date().toISOString().slice(0, 10)} on this ${cpus().length}-core machine. Target: engine at least as fast as numpy monthly, within 1.5× daily.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this ${cpus().length}-core machine, **shared with other work while it ran** (load average over 1 / 5 / 15 minutes: ${load(loadBefore)} before, ${load(loadAfter)} after): each run got the cores in the column "cores the engine got" (CPU time of the bench process, its threads included, over wall time), and the speed-up of the second thread cannot exceed what it got. Target: engine on one thread at least as fast as numpy monthly, within 1.5× daily; on 2 threads, the same bytes as on one.`,
     '',
     ...table,
     '',
     `Checks: ${checks.join('; ')}.`,
   ].join('\n');
-  record('montecarlo', { measured: new Date().toISOString(), cpus: cpus().length, rows, checks }, markdown);
+  record('montecarlo', { measured: new Date().toISOString(), cpus: cpus().length, load_before: loadBefore, load_after: loadAfter, rows, checks }, markdown);
   if (checks.some((c) => c.startsWith('FAILED'))) process.exitCode = 1;
 } finally {
-  if (service && service.exitCode === null && service.signalCode === null) {
-    const exited = new Promise((r) => service!.once('exit', r));
-    service.kill('SIGTERM');
-    const timer = setTimeout(() => service!.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await Promise.all(pools.map((p) => p.close()));
+  await Promise.all(services.map(stopService));
   await platform.stop();
   rmSync(work, { recursive: true, force: true });
 }

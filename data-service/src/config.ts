@@ -1,5 +1,26 @@
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadConfig, parsers } from '@platform/shared';
+
+/** Cores this process may run on: the default number of simulation threads. */
+const CORES = availableParallelism();
+
+/**
+ * SIMULATION_THREADS: 1 to twice the cores. Threads beyond the cores add no speed (they take turns
+ * on the same cores); the bound catches a slip such as 40 for 4. The message says how to fix it.
+ */
+function simulationThreads(cores: number) {
+  const max = 2 * cores;
+  return (raw: string) => {
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    if (!(n >= 1 && n <= max)) {
+      throw new Error(
+        `"${raw}" is not a whole number from 1 to ${max} (twice the ${cores} cores available); set the threads this replica's simulations may keep busy, or leave it unset for ${cores}`,
+      );
+    }
+    return n;
+  };
+}
 
 /** Every setting of the data service, read once at start (see the README's table). */
 export const dataSettings = {
@@ -111,10 +132,9 @@ export const dataSettings = {
     parse: parsers.integer(100, 3_600_000),
   },
   SIMULATION_THREADS: {
-    description:
-      'worker threads that run future performance simulations, one simulation each at a time (0: on the event loop of the request, holding up every other request meanwhile, and a started run cannot be stopped)',
-    default: 1,
-    parse: parsers.integer(0, 256),
+    description: `worker threads that run future performance simulations: a lone run keeps all of them busy, running runs share them in turn (default: the cores available, ${CORES} here)`,
+    default: CORES,
+    parse: simulationThreads(CORES),
   },
   SIMULATION_QUEUE_PER_TENANT: {
     description:

@@ -5,8 +5,9 @@ import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform
 
 // POST /performance/future/ under load from several tenants, with one worker thread: each tenant's
 // runs wait in its own bounded queue, the thread takes the tenants in turn, a full queue is a 429,
-// and a run whose client leaves is taken out of the queue or its thread stopped. Orders of
-// completion and the service's own counts are asserted, never durations.
+// and a run whose client leaves is taken out of the queue or stopped on the thread. Orders of
+// completion and the service's own counts are asserted, never durations. Runs sharing several
+// threads unit by unit: simulation-threads.test.ts.
 
 const PATH = '/performance/future/';
 const QUEUE_PER_TENANT = 3;
@@ -65,7 +66,9 @@ describe('future performance: fairness between tenants and cancellation', functi
       });
     const runs = [track('A1', simulate(a, large(7, 1)))];
     await counts({ running: 1, waiting: 0 }, 'A1 runs');
+    // One at a time: two requests sent together may reach the service in either order.
     runs.push(track('A2', simulate(a, large(7, 2))));
+    await counts({ running: 1, waiting: 1 }, 'A2 waits');
     runs.push(track('A3', simulate(a, large(7, 3))));
     await counts({ running: 1, waiting: 2 }, 'A2 and A3 wait');
     runs.push(track('B', simulate(b, TINY)));
@@ -100,7 +103,7 @@ describe('future performance: fairness between tenants and cancellation', functi
     await counts({ running: 0, waiting: 0 }, 'nothing left');
   });
 
-  it('stops a run whose client disconnects: taken out of the queue while waiting, its thread stopped while running, and the next run is answered', async () => {
+  it('stops a run whose client disconnects: taken out of the queue while waiting, stopped on its thread after the unit at hand while running, and the next run is answered', async () => {
     // About 3 s of CPU if it ran to the end.
     const running = new AbortController();
     const first = simulate(a, large(20, 21), running.signal).catch((error: Error) => error);
@@ -126,7 +129,7 @@ describe('future performance: fairness between tenants and cancellation', functi
     const wallMicros = Number(process.hrtime.bigint() - started) / 1000;
     assert.ok(cpu.user + cpu.system < 0.5 * wallMicros, `CPU ${cpu.user + cpu.system} µs over ${wallMicros} µs of wall time`);
 
-    // A new thread takes the next run.
+    // The thread takes the next run.
     const next = await simulate(a, TINY);
     assert.equal(next.status, 200, next.text);
     await counts({ running: 0, waiting: 0 }, 'answered');

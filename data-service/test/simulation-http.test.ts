@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { createLogger, newUlid } from '@platform/shared';
+import { testWorkDir } from '@platform/test-support/database';
 import { assertProblem } from '@platform/test-support/http';
-import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
+import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
+import { loadDataConfig } from '../src/config.ts';
+import { startDataService } from '../src/service.ts';
 import { futurePerformanceAnswer } from '../src/simulation/answer.ts';
 import { simulate } from '../src/simulation/engine.ts';
 import { planSimulation, type FuturePerformanceRequest } from '../src/simulation/request.ts';
@@ -50,11 +55,13 @@ const MONTH_ENDS = [
 describe('future performance over HTTP', function () {
   this.timeout(60_000);
   let platform: TestPlatform;
+  let tenant: TestTenant;
   let client: ReturnType<typeof dataClient>;
 
   before(async () => {
-    platform = await startTestPlatform();
-    client = dataClient(platform.dataUrl, await platform.tenant());
+    platform = await startTestPlatform({ SIMULATION_THREADS: '2' });
+    tenant = await platform.tenant();
+    client = dataClient(platform.dataUrl, tenant);
   });
   after(() => platform?.stop());
 
@@ -106,6 +113,35 @@ describe('future performance over HTTP', function () {
     assert.equal(plan.source.kind, 'expected');
     const input = { ...plan.base, ...(plan.source as Extract<typeof plan.source, { kind: 'expected' }>) };
     assert.equal(a.text, JSON.stringify(futurePerformanceAnswer(simulate(input, plan.grid), plan.base.quantiles)));
+  });
+
+  it('answers the same bytes on 1 thread as on 2 (a replica started with SIMULATION_THREADS=1)', async () => {
+    const replica = await startDataService(
+      loadDataConfig({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        METRICS_PORT: '0',
+        DATABASE_URL: platform.database.url,
+        NATS_URL: platform.natsUrl,
+        OPTIMIZER: 'false',
+        DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`),
+        REFERENCE_DIR: join(testWorkDir(), 'reference'),
+        SIMULATION_THREADS: '1',
+        LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+      }),
+      createLogger('test', process.env.LOG_LEVEL ?? 'error'),
+    );
+    try {
+      // 10,000 scenarios (40 blocks) × 3 years of daily samples: several chunks, each cut in two on 2 threads.
+      const body = { ...VENDOR, scenarios: 10_000, end_date: '2025-01-31', sample_frequency: 'D', seed: 5 };
+      const [two, one] = await Promise.all([client.post(PATH, body), dataClient(replica.url, tenant).post(PATH, body)]);
+      assert.equal(two.status, 200, two.text);
+      assert.equal(one.status, 200, one.text);
+      assert.equal(one.text.length, two.text.length);
+      assert.ok(one.text === two.text, 'the same bytes');
+    } finally {
+      await replica.stop();
+    }
   });
 
   it('fills in the defaults: quantiles 0.05/0.5/0.95, monthly samples, no deposits; any order of quantiles is kept', async () => {

@@ -7,6 +7,10 @@
  * magnitude within the layer, so layer, sign and magnitude never share bits. About 97 % of draws
  * are accepted on the fast path (one draw, one compare, one multiply); the rest go to the wedge or
  * the tail (x > 3.44) and use exp/log. About 5 ns a number here, numpy's ziggurat about 8 ns.
+ *
+ * A simulation gives each block of scenarios its own stream (docs/adr/0030-monte-carlo-threads.md):
+ * block b starts b jumps of 2^64 draws after the seed's state (xoshiro's jump function), so the
+ * streams never overlap and do not depend on which thread draws them.
  */
 
 const LAYERS = 128;
@@ -51,23 +55,71 @@ for (let i = 0; i < 2 * LAYERS; i++) {
 
 const TWO_POW_32_INV = 2 ** -32;
 
-/** A seeded generator of standard normals; `fill` writes the next `count` into `out`. */
+/** xoshiro128**'s 128-bit state of a 32-bit seed: splitmix32 spreads the seed (never all zero). */
+export function seedState(seed: number): Int32Array {
+  const s = new Int32Array(4);
+  let x = seed >>> 0;
+  for (let i = 0; i < 4; i++) {
+    x = (x + 0x9e3779b9) | 0;
+    let z = x;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    s[i] = (z ^ (z >>> 16)) | 0;
+  }
+  if ((s[0]! | s[1]! | s[2]! | s[3]!) === 0) s[0] = 1;
+  return s;
+}
+
+/** xoshiro128**'s jump polynomial: the state 2^64 draws ahead (Blackman and Vigna). */
+const JUMP = [0x8764000b, 0xf542d2d3, 0x6fa035c3, 0x77f2db5b];
+
+/** Moves `state` (4 words from `offset`) 2^64 draws ahead. */
+export function jump(state: Int32Array<ArrayBufferLike>, offset = 0): void {
+  let [j0, j1, j2, j3] = [0, 0, 0, 0];
+  let [s0, s1, s2, s3] = [state[offset]!, state[offset + 1]!, state[offset + 2]!, state[offset + 3]!];
+  for (const word of JUMP) {
+    for (let b = 0; b < 32; b++) {
+      if ((word >>> b) & 1) {
+        j0 ^= s0;
+        j1 ^= s1;
+        j2 ^= s2;
+        j3 ^= s3;
+      }
+      const t = s1 << 9;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = (s3 << 11) | (s3 >>> 21);
+    }
+  }
+  state[offset] = j0;
+  state[offset + 1] = j1;
+  state[offset + 2] = j2;
+  state[offset + 3] = j3;
+}
+
+/** The starting states of `blocks` streams of one seed, 4 words each: block b is b jumps after the seed's state. */
+export function blockStates(seed: number, blocks: number, out: Int32Array<ArrayBufferLike> = new Int32Array(4 * blocks)): Int32Array<ArrayBufferLike> {
+  out.set(seedState(seed));
+  for (let b = 1; b < blocks; b++) {
+    out.copyWithin(4 * b, 4 * (b - 1), 4 * b);
+    jump(out, 4 * b);
+  }
+  return out;
+}
+
+/**
+ * A generator of standard normals; `fill` writes the next `count` into `out`. Made from a seed, or
+ * on a state it advances in place (4 words, e.g. one block's in memory shared between threads).
+ */
 export class NormalSource {
   /** xoshiro128**'s state: an Int32Array keeps the words unboxed between calls. */
-  private readonly s = new Int32Array(4);
+  private readonly s: Int32Array;
 
-  constructor(seed: number) {
-    // splitmix32 spreads a 32-bit seed over the 128-bit state (never all zero).
-    let x = seed >>> 0;
-    const next = () => {
-      x = (x + 0x9e3779b9) | 0;
-      let z = x;
-      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-      return (z ^ (z >>> 16)) | 0;
-    };
-    for (let i = 0; i < 4; i++) this.s[i] = next();
-    if ((this.s[0]! | this.s[1]! | this.s[2]! | this.s[3]!) === 0) this.s[0] = 1;
+  constructor(seedOrState: number | Int32Array) {
+    this.s = typeof seedOrState === 'number' ? seedState(seedOrState) : seedOrState;
   }
 
   /** Writes `count` standard normals into `out` from index 0. */

@@ -1,7 +1,8 @@
 import type { components } from '@platform/shared/generated/data';
 import { InvalidValue, type Loc } from '../domain/errors.ts';
 import { FREQUENCIES, formatDay, nthDate, parseDay, type Frequency } from './dates.ts';
-import { buildGrid, stepCount, type Grid, type SimulationInput } from './engine.ts';
+import type { SimulationInput } from './engine.ts';
+import { buildGrid, stepCount, type Grid } from './grid.ts';
 import { bandWeights, psdCholesky, type MeanAndStdev } from './model.ts';
 
 export type FuturePerformanceRequest = components['schemas']['FuturePerformanceRequest'];

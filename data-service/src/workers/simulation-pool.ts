@@ -2,33 +2,53 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { simulate, type Grid, type SimulationInput, type SimulationOutput } from '../simulation/engine.ts';
+import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts';
+import type { Grid } from '../simulation/grid.ts';
+import { planRun, RunProgress, type RunPlan, type Unit } from '../simulation/run-plan.ts';
+import { allocateRun, stopRun, type RunArrays } from '../simulation/run-state.ts';
 
-/** A simulation handed to a thread: its answer, and a way to stop it. */
+/** A simulation handed to the threads: its answer, and a way to stop it. */
 export type SimulationRun = {
   done: Promise<SimulationOutput>;
   /** Stops the run and rejects `done` with `reason`; nothing once `done` settled. */
   cancel: (reason: unknown) => void;
 };
 
-/** Runs simulations off the event loop, `slots` at a time. */
+/** Runs simulations off the event loop; `slots` of them at a time share its threads. */
 export type SimulationExecutor = {
   slots: number;
   start: (input: SimulationInput, grid: Grid) => SimulationRun;
   close: () => Promise<void>;
 };
 
-type Task = {
-  input: SimulationInput;
-  grid: Grid;
+/** The pool, and how many of its threads are working on a unit right now, of a cancelled run too (tests and diagnostics). */
+export type SimulationPool = SimulationExecutor & { busyThreads: () => number };
+
+/** What a thread gets: a unit of a run, with the run's input and shared arrays the first time it sees the run. */
+export type UnitMessage = { run: number; unit: Unit; setup?: RunSetup } | { forget: number };
+export type RunSetup = { input: SimulationInput; grid: Grid; plan: RunPlan; arrays: RunArrays };
+/** A thread's answer to a unit: done, or the error it threw. */
+export type UnitReply = { run: number; error?: string };
+
+type Run = {
+  id: number;
+  setup: RunSetup;
+  progress: RunProgress;
   resolve: (out: SimulationOutput) => void;
   reject: (error: unknown) => void;
   settled: boolean;
-  /** While on a thread: the thread, and what takes the task's listeners off it. */
-  worker?: Worker;
-  detach?: () => void;
+  /** Order number of the last unit it was given (−1: none yet): the runs take turns. */
+  turn: number;
 };
-type Reply = { out?: SimulationOutput; error?: string };
+/** A worker and the units it was given, oldest first: the one it runs and at most AHEAD - 1 waiting. */
+type Thread = { worker: Worker; units: { run: Run; unit: Unit }[]; knows: Set<number> };
+
+/**
+ * Units a thread holds at most: the one it runs and the next, so that it can start the next one
+ * at once instead of waiting for the main thread to answer (two thread wake-ups, milliseconds on
+ * a loaded machine: docs/adr/0030-monte-carlo-threads.md).
+ */
+const AHEAD = 2;
 
 const WORKER = new URL('./simulation-worker.ts', import.meta.url);
 /**
@@ -42,22 +62,32 @@ function tsxApi(): string {
 }
 
 /**
- * A worker thread per simulation at a time, up to `threads` (0: simulate on the caller's event
- * loop, one at a time). A simulation takes up to seconds of CPU; on the request's event loop it
- * would hold up every other request of the replica, the health checks included. Workers start on
- * first use and stay; inputs and answers are typed arrays (the answer's are transferred, not
- * copied). A worker that fails is replaced. Cancelling a running simulation terminates its thread,
- * which stops the CPU at once wherever the engine is (a flag the engine polls would miss the
- * quantile and answer work between steps); the next run starts a new thread.
+ * `threads` worker threads shared by the running simulations (docs/adr/0030-monte-carlo-threads.md).
+ * A simulation takes up to seconds of CPU; on the request's event loop it would hold up every other
+ * request of the replica, the health checks included.
+ *
+ * Each run is cut into units (simulation/run-plan.ts: steps of a range of scenario blocks over a
+ * chunk of steps, or the quantiles of a range of dates) over memory the threads share. A free
+ * thread takes the next unit that may start from the run whose last unit was handed out longest
+ * ago, so a lone run keeps every thread busy and two runs share the threads unit by unit (each unit
+ * is some tens of milliseconds). A thread holds the unit it runs and the next one (AHEAD); units
+ * go to the threads that hold the fewest. The answer is the same bytes whatever the number of
+ * threads.
+ *
+ * Cancelling a run hands out none of its units any more, marks it stopped in its shared memory
+ * (a unit a thread holds ahead then does nothing) and rejects its answer at once; a unit already
+ * running finishes and is dropped. Workers start on first use and stay; one that fails fails the
+ * runs whose units it held and is replaced.
  */
-export function simulationPool(threads: number): SimulationExecutor {
-  if (threads === 0) return eventLoopExecutor();
-  const idle: Worker[] = [];
-  const all = new Set<Worker>();
-  const queue: Task[] = [];
+export function simulationPool(threads: number): SimulationPool {
+  if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a whole number ≥ 1, not ${threads}`);
+  const pool: Thread[] = [];
+  const runs = new Map<number, Run>();
+  let ids = 0;
+  let turns = 0;
   let closed = false;
 
-  const spawn = () => {
+  const spawn = (): Thread => {
     // The service runs TypeScript through tsx, whose loader a worker does not inherit: the worker
     // registers it before importing its module.
     const source = WORKER.pathname.endsWith('.ts')
@@ -65,120 +95,105 @@ export function simulationPool(threads: number): SimulationExecutor {
       : `import(${JSON.stringify(WORKER.href)})`;
     const worker = new Worker(source, { eval: true });
     worker.unref();
-    all.add(worker);
-    return worker;
-  };
-
-  const settle = (task: Task) => {
-    task.settled = true;
-    task.detach?.();
-    task.worker = task.detach = undefined;
-  };
-
-  const assign = (worker: Worker, task: Task) => {
-    const onMessage = (reply: Reply) => {
-      settle(task);
-      if (reply.out) task.resolve(reply.out);
-      else task.reject(new Error(`simulation failed: ${reply.error}`));
-      if (closed) void worker.terminate();
-      else idle.push(worker);
-      pump();
-    };
-    const onFailure = (error: unknown) => {
-      settle(task);
-      all.delete(worker);
+    const thread: Thread = { worker, units: [], knows: new Set() };
+    worker.on('message', (reply: UnitReply) => finishedUnit(thread, reply.error));
+    const fail = (error: unknown) => {
+      const index = pool.indexOf(thread);
+      if (index < 0) return;
+      pool.splice(index, 1);
       void worker.terminate();
-      task.reject(error instanceof Error ? error : new Error(`simulation worker exited with ${String(error)}`));
-      pump();
+      const failure = error instanceof Error ? error : new Error(`simulation worker exited with ${String(error)}`);
+      for (const { run } of thread.units.splice(0)) settle(run, failure);
+      dispatch();
     };
-    worker.on('message', onMessage);
-    worker.once('error', onFailure);
-    worker.once('exit', onFailure);
-    task.worker = worker;
-    task.detach = () => {
-      worker.off('message', onMessage);
-      worker.off('error', onFailure);
-      worker.off('exit', onFailure);
-    };
-    worker.postMessage({ input: task.input, grid: task.grid });
+    worker.once('error', fail);
+    worker.once('exit', fail);
+    pool.push(thread);
+    return thread;
   };
 
-  const pump = () => {
-    while (!closed && queue.length > 0 && (idle.length > 0 || all.size < threads)) assign(idle.pop() ?? spawn(), queue.shift()!);
-  };
-
-  const cancel = (task: Task, reason: unknown) => {
-    if (task.settled) return;
-    const worker = task.worker;
-    settle(task);
-    if (worker) {
-      all.delete(worker);
-      void worker.terminate();
-    } else {
-      queue.splice(queue.indexOf(task), 1);
+  /** Ends a run: answered when `error` is undefined, rejected otherwise; threads drop its setup. */
+  const settle = (run: Run, error?: unknown) => {
+    if (run.settled) return;
+    run.settled = true;
+    runs.delete(run.id);
+    stopRun(run.setup.arrays);
+    for (const thread of pool) {
+      if (thread.knows.delete(run.id)) thread.worker.postMessage({ forget: run.id } satisfies UnitMessage);
     }
-    task.reject(reason);
-    pump();
+    if (error !== undefined) return run.reject(error);
+    const { grid, arrays } = run.setup;
+    run.resolve({ dates: grid.sampleDays, deposits: grid.cumulative, values: arrays.values, paths: arrays.paths });
+  };
+
+  const finishedUnit = (thread: Thread, error?: string) => {
+    // A worker answers its units in the order it got them.
+    const working = thread.units.shift();
+    if (working && !working.run.settled) {
+      const { run, unit } = working;
+      if (error !== undefined) settle(run, new Error(`simulation failed: ${error}`));
+      else {
+        run.progress.done(unit);
+        if (run.progress.finished()) settle(run);
+      }
+    }
+    dispatch();
+  };
+
+  /** Hands units to the threads that hold the fewest (starting threads up to `threads`), runs taking turns. */
+  const dispatch = () => {
+    while (!closed) {
+      // The thread that holds the fewest units, or a new one while every thread works and fewer than `threads` exist.
+      let free: Thread | undefined;
+      for (const thread of pool) if (thread.units.length < AHEAD && (!free || thread.units.length < free.units.length)) free = thread;
+      const another = pool.length < threads && (!free || free.units.length > 0);
+      if (!free && !another) return;
+      let next: { run: Run; unit: Unit } | undefined;
+      for (const run of [...runs.values()].sort((a, b) => a.turn - b.turn || a.id - b.id)) {
+        const unit = run.progress.next();
+        if (unit) {
+          next = { run, unit };
+          break;
+        }
+      }
+      if (!next) return;
+      const thread = another ? spawn() : free!;
+      next.run.turn = turns++;
+      thread.units.push(next);
+      const setup = thread.knows.has(next.run.id) ? undefined : next.run.setup;
+      thread.knows.add(next.run.id);
+      thread.worker.postMessage({ run: next.run.id, unit: next.unit, setup } satisfies UnitMessage);
+    }
   };
 
   return {
     slots: threads,
+    busyThreads: () => pool.filter((t) => t.units.length > 0).length,
     start: (input, grid) => {
-      let task!: Task;
-      const done = new Promise<SimulationOutput>((resolve, reject) => {
-        task = { input, grid, resolve, reject, settled: false };
+      let resolve!: (out: SimulationOutput) => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<SimulationOutput>((ok, fail) => {
+        resolve = ok;
+        reject = fail;
       });
-      if (closed) {
-        task.settled = true;
-        task.reject(new Error('the simulation pool is closed'));
-      } else {
-        queue.push(task);
-        pump();
+      let run: Run;
+      try {
+        if (closed) throw new Error('the simulation pool is closed');
+        const plan = planRun(grid, input.scenarios, input.weights.length);
+        const setup = { input, grid, plan, arrays: allocateRun(input, grid, plan, 'shared') };
+        run = { id: ids++, setup, progress: new RunProgress(plan, threads), resolve, reject, settled: false, turn: -1 };
+      } catch (error) {
+        reject(error);
+        return { done, cancel: () => undefined };
       }
-      return { done, cancel: (reason) => cancel(task, reason) };
+      runs.set(run.id, run);
+      dispatch();
+      return { done, cancel: (reason) => settle(run, reason) };
     },
     close: async () => {
       closed = true;
-      for (const task of queue.splice(0)) {
-        task.settled = true;
-        task.reject(new Error('the simulation pool is closed'));
-      }
-      await Promise.all([...idle.splice(0)].map((w) => w.terminate()));
+      for (const run of [...runs.values()]) settle(run, new Error('the simulation pool is closed'));
+      await Promise.all(pool.splice(0).map((t) => t.worker.terminate()));
     },
-  };
-}
-
-/**
- * SIMULATION_THREADS=0: the simulation runs on the event loop in one piece, so a run that started
- * cannot be stopped; one not yet started (it starts on the next turn of the loop) can.
- */
-function eventLoopExecutor(): SimulationExecutor {
-  return {
-    slots: 1,
-    start: (input, grid) => {
-      let settled = false;
-      let reject!: (error: unknown) => void;
-      const done = new Promise<SimulationOutput>((resolve, rejectDone) => {
-        reject = rejectDone;
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          try {
-            resolve(simulate(input, grid));
-          } catch (error) {
-            rejectDone(error);
-          }
-        });
-      });
-      return {
-        done,
-        cancel: (reason) => {
-          if (settled) return;
-          settled = true;
-          reject(reason);
-        },
-      };
-    },
-    close: async () => undefined,
   };
 }

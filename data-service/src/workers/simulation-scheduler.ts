@@ -1,6 +1,7 @@
 // Simulations on worker threads: a fair queue per tenant, cancelled when the client leaves.
 import { TooManyWaiting } from '../domain/errors.ts';
-import type { Grid, SimulationInput, SimulationOutput } from '../simulation/engine.ts';
+import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts';
+import type { Grid } from '../simulation/grid.ts';
 import { FairQueue, retryAfterSeconds } from './fair-queue.ts';
 import type { SimulationExecutor, SimulationRun } from './simulation-pool.ts';
 

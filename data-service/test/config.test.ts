@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { ConfigError } from '@platform/shared';
+import { loadDataConfig } from '../src/config.ts';
+
+// The data service's settings that are checked against the machine: SIMULATION_THREADS.
+
+const required = { DUCKDB_PATH: '/tmp/data.duckdb', DATABASE_URL: 'postgres://h/db', NATS_URL: 'nats://h:4222' };
+const cores = availableParallelism();
+
+describe('data service configuration: SIMULATION_THREADS', () => {
+  it('defaults to the cores available and accepts 1 to twice the cores', () => {
+    assert.equal(loadDataConfig(required).SIMULATION_THREADS, cores);
+    for (const threads of [1, cores, 2 * cores]) assert.equal(loadDataConfig({ ...required, SIMULATION_THREADS: String(threads) }).SIMULATION_THREADS, threads);
+  });
+
+  it('refuses 0, more than twice the cores and anything but a whole number, saying what to set', () => {
+    for (const raw of ['0', String(2 * cores + 1), '2.5', '-1', 'two', ' 2']) {
+      assert.throws(
+        () => loadDataConfig({ ...required, SIMULATION_THREADS: raw }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.equal(error.problems.length, 1);
+          assert.ok(
+            error.problems[0]!.startsWith(
+              `SIMULATION_THREADS: "${raw}" is not a whole number from 1 to ${2 * cores} (twice the ${cores} cores available); set the threads this replica's simulations may keep busy, or leave it unset for ${cores} (`,
+            ),
+            error.problems[0],
+          );
+          return true;
+        },
+        raw,
+      );
+    }
+  });
+});
