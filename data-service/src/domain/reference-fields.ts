@@ -13,25 +13,31 @@ export type ReferenceField = {
   /** Lower-case name used in answers and as the column of `instruments` (`price`). */
   key: string;
   kind: FieldKind;
+  /**
+   * A text field of few distinct values (a category: asset class, currency, country…): its Arrow
+   * column is dictionary-encoded (docs/adr/0029-arrow-and-compression.md).
+   */
+  category: boolean;
 };
 
-const field = (name: string, kind: FieldKind): ReferenceField => ({ name, key: name.toLowerCase(), kind });
+const field = (name: string, kind: FieldKind, category = false): ReferenceField => ({ name, key: name.toLowerCase(), kind, category });
+const CATEGORY = true;
 
 /** The reference fields of docs/adr/0013-data-fields-and-arrow.md, in the order the contract lists them. */
 export const REFERENCE_FIELDS: readonly ReferenceField[] = [
   field('ISIN', 'text'),
   field('NAME', 'text'),
   field('TICKER', 'text'),
-  field('ASSET_CLASS', 'text'),
-  field('ASSET_SUBCLASS', 'text'),
-  field('INSTRUMENT_TYPE', 'text'),
-  field('CURRENCY', 'text'),
-  field('COUNTRY', 'text'),
-  field('REGION', 'text'),
-  field('SECTOR', 'text'),
-  field('EXCHANGE', 'text'),
+  field('ASSET_CLASS', 'text', CATEGORY),
+  field('ASSET_SUBCLASS', 'text', CATEGORY),
+  field('INSTRUMENT_TYPE', 'text', CATEGORY),
+  field('CURRENCY', 'text', CATEGORY),
+  field('COUNTRY', 'text', CATEGORY),
+  field('REGION', 'text', CATEGORY),
+  field('SECTOR', 'text', CATEGORY),
+  field('EXCHANGE', 'text', CATEGORY),
   field('MARKET_CAP', 'number'),
-  field('SIZE_LABEL', 'text'),
+  field('SIZE_LABEL', 'text', CATEGORY),
   field('PRICE', 'number'),
   field('PRICE_DATE', 'date'),
   field('DIVIDEND_YIELD', 'number'),

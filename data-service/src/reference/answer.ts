@@ -96,9 +96,10 @@ async function arrowAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<
   }
   const q = referenceSelect(typed);
   const result = await conn.stream(q.sql, q.values, q.types);
+  // instrument_id, then the fields (categories dictionary-encoded), then the extra keys.
   const bytes = await resultToArrowStream(
     result,
-    q.columns.map((name, i) => ({ name, nullable: i > 0 })),
+    q.columns.map((name, i) => ({ name, nullable: i > 0, dictionary: typed.fields[i - 1]?.category === true })),
   );
   return { format: 'arrow', bytes };
 }
