@@ -1,69 +1,104 @@
-// Dictionary encoding of a Utf8 column's buffers: distinct values once, a small index per row.
+// Dictionary-encoded text columns: each distinct value once, a small index per row.
+import type duckdb from '@duckdb/node-bindings';
+import { grown } from './growth.ts';
+import { Utf8Builder } from './strings.ts';
+import { ValidityBuilder } from './validity.ts';
 
 export type DictionaryBuffers = {
+  length: number;
   /** Per row: the position of its value in the dictionary (0 for a null row). */
   indices: Int8Array | Int16Array | Int32Array;
-  /** The distinct values in order of first appearance, as Utf8 buffers. */
+  /** The distinct values in order of first appearance, as Utf8 offsets and bytes. */
   valueOffsets: Int32Array;
   data: Uint8Array;
+  nullBitmap: Uint8Array | undefined;
+  nullCount: number;
 };
 
+const EMPTY = -1;
+
 /**
- * Dictionary-encodes Utf8 buffers by their bytes (FNV-1a hashes into an open-addressing table,
- * equal bytes compared on a hit), without making JS strings. The index type is the narrowest
- * signed one that holds every position: Int8 up to 127 values, Int16 up to 32,767, Int32 beyond.
- * Null rows (`valid` false) get index 0 and add nothing to the dictionary.
+ * A dictionary-encoded column from VARCHAR vectors, appended to chunk by chunk: each chunk's
+ * strings are copied as Utf8 bytes (strings.ts), then looked up by their bytes (FNV-1a hashes in
+ * an open-addressing table, bytes compared on a hit), never as JS strings. The index type is the
+ * narrowest signed one that holds every position: Int8 up to 127 values, Int16 up to 32,767,
+ * Int32 beyond. A null row gets index 0 and adds nothing to the dictionary.
  */
-export function dictionaryEncode(valueOffsets: Int32Array, data: Uint8Array, valid: (row: number) => boolean): DictionaryBuffers {
-  const length = valueOffsets.length - 1;
-  const wide = new Int32Array(length);
-  let slots = new Int32Array(64).fill(-1);
-  let hashes: number[] = [];
-  const firstRow: number[] = [];
-  const sameBytes = (a: number, b: number): boolean => {
-    const start = valueOffsets[a]!;
-    const other = valueOffsets[b]!;
-    const size = valueOffsets[a + 1]! - start;
-    if (valueOffsets[b + 1]! - other !== size) return false;
-    for (let k = 0; k < size; k++) if (data[start + k] !== data[other + k]) return false;
-    return true;
-  };
-  const grow = () => {
-    slots = new Int32Array(slots.length * 2).fill(-1);
-    const mask = slots.length - 1;
-    hashes.forEach((h, entry) => {
-      let s = h & mask;
-      while (slots[s] !== -1) s = (s + 1) & mask;
-      slots[s] = entry;
-    });
-  };
-  for (let row = 0; row < length; row++) {
-    if (!valid(row)) continue;
-    let h = 0x811c9dc5;
-    for (let k = valueOffsets[row]!, end = valueOffsets[row + 1]!; k < end; k++) h = Math.imul(h ^ data[k]!, 0x01000193);
-    h >>>= 0;
-    const mask = slots.length - 1;
-    let s = h & mask;
-    let entry = slots[s]!;
-    while (entry !== -1 && !(hashes[entry] === h && sameBytes(firstRow[entry]!, row))) {
-      s = (s + 1) & mask;
-      entry = slots[s]!;
-    }
-    if (entry === -1) {
-      entry = hashes.length;
-      hashes.push(h);
-      firstRow.push(row);
-      slots[s] = entry;
-      if (hashes.length * 2 > slots.length) grow();
-    }
-    wide[row] = entry;
+export class DictionaryBuilder {
+  private indices = new Int32Array(2048);
+  private valueOffsets = new Int32Array(65);
+  private data = new Uint8Array(1024);
+  private hashes = new Int32Array(64);
+  private slots = new Int32Array(128).fill(EMPTY);
+  private count = 0;
+  private readonly validity = new ValidityBuilder();
+
+  get length(): number {
+    return this.validity.length;
   }
-  hashes = [];
-  const dictOffsets = new Int32Array(firstRow.length + 1);
-  firstRow.forEach((row, entry) => (dictOffsets[entry + 1] = dictOffsets[entry]! + valueOffsets[row + 1]! - valueOffsets[row]!));
-  const dictData = new Uint8Array(dictOffsets[firstRow.length]!);
-  firstRow.forEach((row, entry) => dictData.set(data.subarray(valueOffsets[row]!, valueOffsets[row + 1]!), dictOffsets[entry]!));
-  const indices = firstRow.length <= 127 ? new Int8Array(length) : firstRow.length <= 32767 ? new Int16Array(length) : wide;
-  if (indices !== wide) indices.set(wide);
-  return { indices, valueOffsets: dictOffsets, data: dictData };
+
+  /** Appends the first `rows` rows of a VARCHAR vector. */
+  add(vector: duckdb.Vector, rows: number): void {
+    const start = this.length;
+    const mask = this.validity.add(vector, rows);
+    const chunk = new Utf8Builder();
+    chunk.add(vector, rows);
+    const { valueOffsets, data } = chunk.finish();
+    const indices = (this.indices = grown(this.indices, start + rows));
+    for (let row = 0; row < rows; row++) {
+      if (mask !== undefined && (mask[row >> 3]! & (1 << (row & 7))) === 0) continue;
+      indices[start + row] = this.lookup(data, valueOffsets[row]!, valueOffsets[row + 1]!);
+    }
+  }
+
+  finish(): DictionaryBuffers {
+    const length = this.length;
+    const wide = this.indices.subarray(0, length);
+    const indices = this.count <= 127 ? new Int8Array(length) : this.count <= 32767 ? new Int16Array(length) : wide;
+    if (indices !== wide) indices.set(wide);
+    const valueOffsets = this.valueOffsets.subarray(0, this.count + 1);
+    return { length, indices, valueOffsets, data: this.data.subarray(0, valueOffsets[this.count]), ...this.validity.finish() };
+  }
+
+  /** The position of the bytes `from…to` of `source` in the dictionary, added when new. */
+  private lookup(source: Uint8Array, from: number, to: number): number {
+    let hash = 0x811c9dc5 | 0;
+    for (let k = from; k < to; k++) hash = Math.imul(hash ^ source[k]!, 0x01000193);
+    const mask = this.slots.length - 1;
+    let slot = hash & mask;
+    for (;;) {
+      const entry = this.slots[slot]!;
+      if (entry === EMPTY) break;
+      if (this.hashes[entry] === hash && this.equals(entry, source, from, to)) return entry;
+      slot = (slot + 1) & mask;
+    }
+    const entry = this.count++;
+    this.hashes = grown(this.hashes, this.count);
+    this.hashes[entry] = hash;
+    const at = this.valueOffsets[entry]!;
+    this.valueOffsets = grown(this.valueOffsets, this.count + 1);
+    this.valueOffsets[entry + 1] = at + to - from;
+    this.data = grown(this.data, at + to - from);
+    this.data.set(source.subarray(from, to), at);
+    this.slots[slot] = entry;
+    if (this.count * 2 > this.slots.length) this.rehash();
+    return entry;
+  }
+
+  private equals(entry: number, source: Uint8Array, from: number, to: number): boolean {
+    const at = this.valueOffsets[entry]!;
+    if (this.valueOffsets[entry + 1]! - at !== to - from) return false;
+    for (let k = 0; k < to - from; k++) if (this.data[at + k] !== source[from + k]) return false;
+    return true;
+  }
+
+  private rehash(): void {
+    this.slots = new Int32Array(this.slots.length * 2).fill(EMPTY);
+    const mask = this.slots.length - 1;
+    for (let entry = 0; entry < this.count; entry++) {
+      let slot = this.hashes[entry]! & mask;
+      while (this.slots[slot] !== EMPTY) slot = (slot + 1) & mask;
+      this.slots[slot] = entry;
+    }
+  }
 }

@@ -1,5 +1,5 @@
 // Arrow IPC streams straight from DuckDB result chunks (the reference answer's binary form).
-import { DuckDBTypeId, type DuckDBDataChunk, type DuckDBResult } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBResult } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import {
   Bool,
@@ -21,9 +21,10 @@ import {
   type Data,
   type DataType,
 } from 'apache-arrow';
-import { dictionaryEncode } from './dictionary.ts';
-import { utf8Buffers, type VectorPart } from './strings.ts';
-import { ValidityBuilder, isSet } from './validity.ts';
+import { DictionaryBuilder } from './dictionary.ts';
+import { grown } from './growth.ts';
+import { Utf8Builder } from './strings.ts';
+import { ValidityBuilder } from './validity.ts';
 
 /**
  * Arrow from DuckDB without a detour through JS values: the result's chunks are fetched, then
@@ -51,38 +52,40 @@ export async function resultToArrowStream(result: DuckDBResult, columns: readonl
   return RecordBatchStreamWriter.writeAll([await resultToRecordBatch(result, columns)]).toUint8Array(true);
 }
 
-/** The whole result as one record batch, with columns named by `columns` in result order. */
+/**
+ * The whole result as one record batch, with columns named by `columns` in result order. The next
+ * chunk is fetched (on DuckDB's threads) while the current one is copied.
+ */
 export async function resultToRecordBatch(result: DuckDBResult, columns: readonly ArrowColumnSpec[]): Promise<RecordBatch> {
   if (columns.length !== result.columnCount) throw new Error(`expected ${columns.length} columns, the result has ${result.columnCount}`);
-  const readers = columns.map((c, i) => readerFor(result.columnTypeId(i), result.columnName(i), c.dictionary === true));
-  // The chunks stay alive until every column is copied out of them.
-  const chunks: DuckDBDataChunk[] = [];
+  const builders = columns.map((c, i) => builderFor(result.columnTypeId(i), result.columnName(i), c.dictionary === true));
   let length = 0;
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    chunks.push(chunk);
-    length += chunk.rowCount;
+  let next = result.fetchChunk();
+  try {
+    for (;;) {
+      const chunk = await next;
+      if (!chunk || chunk.rowCount === 0) break;
+      next = result.fetchChunk();
+      const rows = chunk.rowCount;
+      builders.forEach((b, i) => b.add(duckdb.data_chunk_get_vector(chunk.chunk, i), rows));
+      length += rows;
+    }
+  } catch (error) {
+    // A copy that failed leaves a fetch under way, whose own failure nobody waits for.
+    next.catch(() => undefined);
+    throw error;
   }
-  const children = readers.map((read, i) => {
-    let offset = 0;
-    const parts = chunks.map((chunk): VectorPart => {
-      const part = { vector: duckdb.data_chunk_get_vector(chunk.chunk, i), offset, rows: chunk.rowCount };
-      offset += chunk.rowCount;
-      return part;
-    });
-    return read(parts, length);
-  });
+  const children = builders.map((b) => b.finish());
   const schema = new Schema(columns.map((c, i) => new Field(c.name, children[i]!.type, c.nullable ?? true)));
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children }));
 }
 
-type Reader = (parts: readonly VectorPart[], length: number) => Data;
+type Builder = { add: (vector: duckdb.Vector, rows: number) => void; finish: () => Data };
 
-function readerFor(typeId: DuckDBTypeId, column: string, dictionary: boolean): Reader {
+function builderFor(typeId: DuckDBTypeId, column: string, dictionary: boolean): Builder {
   switch (typeId) {
     case DuckDBTypeId.VARCHAR:
-      return dictionary ? readDictionary : readUtf8;
+      return dictionary ? dictionaryColumn() : utf8Column();
     case DuckDBTypeId.DOUBLE:
       return fixedWidth(new Float64(), Float64Array);
     case DuckDBTypeId.DATE:
@@ -92,7 +95,7 @@ function readerFor(typeId: DuckDBTypeId, column: string, dictionary: boolean): R
     case DuckDBTypeId.BIGINT:
       return fixedWidth(new Int64(), BigInt64Array);
     case DuckDBTypeId.BOOLEAN:
-      return readBool;
+      return boolColumn();
     default:
       throw new Error(`column ${column}: DuckDB type ${DuckDBTypeId[typeId]} has no Arrow reader; cast it in SQL`);
   }
@@ -100,43 +103,64 @@ function readerFor(typeId: DuckDBTypeId, column: string, dictionary: boolean): R
 
 type TypedArrayConstructor = Float64ArrayConstructor | Int32ArrayConstructor | BigInt64ArrayConstructor;
 
-function fixedWidth(type: DataType, ArrayType: TypedArrayConstructor): Reader {
-  return (parts, length) => {
-    const values = new ArrayType(length);
-    const bytes = new Uint8Array(values.buffer);
-    const validity = new ValidityBuilder(length);
-    for (const { vector, offset, rows } of parts) {
-      const byteLength = rows * ArrayType.BYTES_PER_ELEMENT;
+function fixedWidth(type: DataType, ArrayType: TypedArrayConstructor): Builder {
+  const width = ArrayType.BYTES_PER_ELEMENT;
+  let values = new ArrayType(2048);
+  const validity = new ValidityBuilder();
+  return {
+    add: (vector, rows) => {
+      const start = validity.length;
+      values = grown(values, start + rows);
       // A copy: the chunk's memory belongs to DuckDB and goes when the chunk is collected.
-      bytes.set(duckdb.vector_get_data(vector, byteLength).subarray(0, byteLength), offset * ArrayType.BYTES_PER_ELEMENT);
-      validity.add(vector, offset, rows);
-    }
-    return makeData({ type, length, ...validity.finish(), data: values } as never) as Data;
+      new Uint8Array(values.buffer, start * width, rows * width).set(duckdb.vector_get_data(vector, rows * width).subarray(0, rows * width));
+      validity.add(vector, rows);
+    },
+    finish: () => {
+      const length = validity.length;
+      return makeData({ type, length, ...validity.finish(), data: values.subarray(0, length) } as never) as Data;
+    },
   };
 }
 
-function readBool(parts: readonly VectorPart[], length: number): Data {
-  const bits = new Uint8Array(Math.ceil(length / 8));
-  const validity = new ValidityBuilder(length);
-  for (const { vector, offset, rows } of parts) {
-    const bytes = duckdb.vector_get_data(vector, rows);
-    for (let i = 0; i < rows; i++) if (bytes[i] !== 0) bits[(offset + i) >> 3]! |= 1 << ((offset + i) & 7);
-    validity.add(vector, offset, rows);
-  }
-  return makeData({ type: new Bool(), length, ...validity.finish(), data: bits });
+function boolColumn(): Builder {
+  let bits = new Uint8Array(256);
+  const validity = new ValidityBuilder();
+  return {
+    add: (vector, rows) => {
+      const start = validity.length;
+      bits = grown(bits, Math.ceil((start + rows) / 8));
+      const bytes = duckdb.vector_get_data(vector, rows);
+      for (let i = 0; i < rows; i++) if (bytes[i] !== 0) bits[(start + i) >> 3]! |= 1 << ((start + i) & 7);
+      validity.add(vector, rows);
+    },
+    finish: () => {
+      const length = validity.length;
+      return makeData({ type: new Bool(), length, ...validity.finish(), data: bits.subarray(0, Math.ceil(length / 8)) });
+    },
+  };
 }
 
-function readUtf8(parts: readonly VectorPart[], length: number): Data {
-  const { valueOffsets, data, nullBitmap, nullCount } = utf8Buffers(parts, length);
-  return makeData({ type: new Utf8(), length, nullCount, nullBitmap, valueOffsets, data });
+function utf8Column(): Builder {
+  const builder = new Utf8Builder();
+  return {
+    add: (vector, rows) => builder.add(vector, rows),
+    finish: () => {
+      const { length, valueOffsets, data, nullBitmap, nullCount } = builder.finish();
+      return makeData({ type: new Utf8(), length, nullCount, nullBitmap, valueOffsets, data });
+    },
+  };
 }
 
-function readDictionary(parts: readonly VectorPart[], length: number): Data {
-  const text = utf8Buffers(parts, length);
-  const { nullBitmap, nullCount } = text;
-  const encoded = dictionaryEncode(text.valueOffsets, text.data, nullBitmap ? (row) => isSet(nullBitmap, row) : () => true);
-  const indexType = encoded.indices instanceof Int8Array ? new Int8() : encoded.indices instanceof Int16Array ? new Int16() : new Int32();
-  const values = makeData({ type: new Utf8(), length: encoded.valueOffsets.length - 1, nullCount: 0, valueOffsets: encoded.valueOffsets, data: encoded.data });
-  const type = new Dictionary(new Utf8(), indexType);
-  return makeData({ type, length, nullCount, nullBitmap, data: encoded.indices, dictionary: makeVector(values) } as never) as Data;
+function dictionaryColumn(): Builder {
+  const builder = new DictionaryBuilder();
+  return {
+    add: (vector, rows) => builder.add(vector, rows),
+    finish: () => {
+      const { length, indices, valueOffsets, data, nullBitmap, nullCount } = builder.finish();
+      const indexType = indices instanceof Int8Array ? new Int8() : indices instanceof Int16Array ? new Int16() : new Int32();
+      const values = makeData({ type: new Utf8(), length: valueOffsets.length - 1, nullCount: 0, valueOffsets, data });
+      const type = new Dictionary(new Utf8(), indexType);
+      return makeData({ type, length, nullCount, nullBitmap, data: indices, dictionary: makeVector(values) } as never) as Data;
+    },
+  };
 }

@@ -1,40 +1,44 @@
 // Arrow validity bitmaps gathered from DuckDB vectors' validity masks, chunk after chunk.
 import duckdb from '@duckdb/node-bindings';
+import { grown } from './growth.ts';
 
 /**
- * The null bitmap of a column of `length` rows, filled chunk by chunk. DuckDB's validity mask is
- * the LSB-first bitmap Arrow uses; a vector without one has every row valid. A chunk that starts
- * on a byte boundary (every chunk but after a short one) is copied as bytes.
+ * The null bitmap of a column, appended to chunk by chunk. DuckDB's validity mask is the
+ * LSB-first bitmap Arrow uses; a vector without one has every row valid. A chunk that starts on a
+ * byte boundary (each one but after a short chunk) is copied as bytes.
  */
 export class ValidityBuilder {
   private bits: Uint8Array | undefined;
-  private readonly length: number;
+  length = 0;
 
-  constructor(length: number) {
-    this.length = length;
-  }
-
-  /** Copies the validity of `rows` rows of `vector` to rows `offset…`; returns the vector's mask, undefined when all are valid. */
-  add(vector: duckdb.Vector, offset: number, rows: number): Uint8Array | undefined {
+  /** Appends the validity of the first `rows` rows of `vector`; returns its mask, undefined when every row is valid. */
+  add(vector: duckdb.Vector, rows: number): Uint8Array | undefined {
+    const offset = this.length;
+    this.length += rows;
     const mask = duckdb.vector_get_validity(vector, Math.ceil(rows / 64) * 8);
     if (!mask) {
-      if (this.bits) setRange(this.bits, offset, rows);
+      if (this.bits) setRange(this.reserve(), offset, rows);
       return undefined;
     }
-    if (!this.bits) {
-      // Everything before this chunk was valid.
-      this.bits = new Uint8Array(Math.ceil(this.length / 8));
-      setRange(this.bits, 0, offset);
-    }
-    copyBits(mask, this.bits, offset, rows);
+    const hadBits = this.bits !== undefined;
+    const bits = this.reserve();
+    // Everything before this chunk was valid.
+    if (!hadBits) setRange(bits, 0, offset);
+    copyBits(mask, bits, offset, rows);
     return mask;
   }
 
   /** The bitmap and null count; no bitmap when no row is null. */
   finish(): { nullBitmap: Uint8Array | undefined; nullCount: number } {
     if (!this.bits) return { nullBitmap: undefined, nullCount: 0 };
-    const nullCount = this.length - countSet(this.bits, this.length);
-    return nullCount === 0 ? { nullBitmap: undefined, nullCount: 0 } : { nullBitmap: this.bits, nullCount };
+    const nullBitmap = this.bits.subarray(0, Math.ceil(this.length / 8));
+    const nullCount = this.length - countSet(nullBitmap, this.length);
+    return nullCount === 0 ? { nullBitmap: undefined, nullCount: 0 } : { nullBitmap, nullCount };
+  }
+
+  private reserve(): Uint8Array {
+    this.bits = grown(this.bits ?? new Uint8Array(256), Math.ceil(this.length / 8));
+    return this.bits;
   }
 }
 
