@@ -132,7 +132,9 @@ describe('data interface through the generated client, on the sample universe', 
         ['instrument_id', ...fields.map((f) => f.toLowerCase())],
       );
       assert.equal(types.instrument_id, 'Utf8');
-      for (const name of ['name', 'asset_class', 'currency', 'sector']) assert.equal(types[name], 'Utf8', name);
+      assert.equal(types.name, 'Utf8');
+      // Categories are dictionary-encoded: each distinct value once, an index per row.
+      for (const name of ['asset_class', 'currency', 'country', 'sector']) assert.match(types[name]!, /^Dictionary<Int(8|16|32), Utf8>$/, name);
       for (const name of ['market_cap', 'price', 'dividend_yield', 'ter', 'analyst_target_price']) assert.equal(types[name], 'Float64', name);
       assert.match(types.price_date!, /^Date32/);
       const rows = table.toArray().map((row) => Object.fromEntries(table.schema.fields.map((f) => [f.name, jsonOf(row[f.name], types[f.name]!)])));

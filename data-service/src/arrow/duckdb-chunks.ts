@@ -58,7 +58,7 @@ export async function resultToArrowStream(result: DuckDBResult, columns: readonl
  */
 export async function resultToRecordBatch(result: DuckDBResult, columns: readonly ArrowColumnSpec[]): Promise<RecordBatch> {
   if (columns.length !== result.columnCount) throw new Error(`expected ${columns.length} columns, the result has ${result.columnCount}`);
-  const builders = columns.map((c, i) => builderFor(result.columnTypeId(i), result.columnName(i), c.dictionary === true));
+  const builders = columns.map((c, i) => builderFor(result.columnTypeId(i), result.columnName(i), c.dictionary === true ? i : undefined));
   let length = 0;
   let next = result.fetchChunk();
   try {
@@ -82,10 +82,11 @@ export async function resultToRecordBatch(result: DuckDBResult, columns: readonl
 
 type Builder = { add: (vector: duckdb.Vector, rows: number) => void; finish: () => Data };
 
-function builderFor(typeId: DuckDBTypeId, column: string, dictionary: boolean): Builder {
+/** `dictionaryId`: the id of the column's dictionary in the stream when it is dictionary-encoded (its position: the same bytes for the same answer). */
+function builderFor(typeId: DuckDBTypeId, column: string, dictionaryId: number | undefined): Builder {
   switch (typeId) {
     case DuckDBTypeId.VARCHAR:
-      return dictionary ? dictionaryColumn() : utf8Column();
+      return dictionaryId === undefined ? utf8Column() : dictionaryColumn(dictionaryId);
     case DuckDBTypeId.DOUBLE:
       return fixedWidth(new Float64(), Float64Array);
     case DuckDBTypeId.DATE:
@@ -151,7 +152,7 @@ function utf8Column(): Builder {
   };
 }
 
-function dictionaryColumn(): Builder {
+function dictionaryColumn(id: number): Builder {
   const builder = new DictionaryBuilder();
   return {
     add: (vector, rows) => builder.add(vector, rows),
@@ -159,7 +160,7 @@ function dictionaryColumn(): Builder {
       const { length, indices, valueOffsets, data, nullBitmap, nullCount } = builder.finish();
       const indexType = indices instanceof Int8Array ? new Int8() : indices instanceof Int16Array ? new Int16() : new Int32();
       const values = makeData({ type: new Utf8(), length: valueOffsets.length - 1, nullCount: 0, valueOffsets, data });
-      const type = new Dictionary(new Utf8(), indexType);
+      const type = new Dictionary(new Utf8(), indexType, id);
       return makeData({ type, length, nullCount, nullBitmap, data: indices, dictionary: makeVector(values) } as never) as Data;
     },
   };

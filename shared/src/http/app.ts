@@ -8,6 +8,7 @@ import type { HttpMetrics } from '../metrics.ts';
 import { ProblemError, problemBody } from '../problem.ts';
 import { SpanKind, traceFields, withTraceContext, type Tracing } from '../tracing.ts';
 import { decodeBody, mediaType } from './body.ts';
+import { compressResponse } from './compression.ts';
 import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
 import { unstorableIssues } from './storable.ts';
@@ -135,7 +136,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
         signal: l.closed.signal,
       };
       const result = await handler(ctx);
-      if (!l.closed.signal.aborted) send(res, result);
+      if (!l.closed.signal.aborted) await send(req, res, result);
     };
 
   const operationHandlers: Record<string, Handler> = {};
@@ -290,17 +291,26 @@ function isPercentEncodedUtf8(path: string): boolean {
   }
 }
 
-function send(res: Response, result: HandlerResult): void {
+async function send(req: Request, res: Response, result: HandlerResult): Promise<void> {
   res.status(result.status).set(result.headers ?? {});
   if (result.body === undefined) {
     res.end();
-  } else if (Buffer.isBuffer(result.body) || result.body instanceof Uint8Array) {
-    // A Buffer view of the bytes, not a copy (cached answers run to megabytes).
-    const bytes = Buffer.isBuffer(result.body) ? result.body : Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
-    res.type(result.contentType ?? 'application/octet-stream').send(bytes);
-  } else {
-    res.type(result.contentType ?? 'application/json').send(JSON.stringify(result.body));
+    return;
   }
+  const { body } = result;
+  // A Buffer view of the bytes, not a copy (cached answers run to megabytes).
+  const bytes =
+    body instanceof Uint8Array
+      ? Buffer.isBuffer(body)
+        ? body
+        : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+      : Buffer.from(JSON.stringify(body), 'utf8');
+  res.type(result.contentType ?? (body instanceof Uint8Array ? 'application/octet-stream' : 'application/json'));
+  // Large answers go compressed when the client asks (docs/adr/0029-arrow-and-compression.md).
+  const encoded = await compressResponse(req.get('accept-encoding'), bytes, res.get('content-type') ?? '', res.get('content-encoding') !== undefined);
+  if (encoded.vary) res.vary('Accept-Encoding');
+  if (encoded.coding) res.set('Content-Encoding', encoded.coding);
+  res.send(encoded.body);
 }
 
 function refuseUnsupportedBody(operation: OpenAPIV3_1.OperationObject, req: Request): void {
