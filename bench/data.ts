@@ -3,17 +3,26 @@
 // query written by hand and run on DuckDB in this process (a read-only instance of the same
 // reference file, every row read into JS: the limit), alternating in one run; median and p90 time,
 // response bytes, service / direct ratios. `npm run bench:data` (BENCH_INSTRUMENTS, BENCH_REPS and
-// BENCH_COLD_REPS change the defaults of 100,000, 15 and 5).
+// BENCH_COLD_REPS change the defaults of 100,000, 15 and 5). Then the universe export as JSON and
+// as Arrow three ways: the service's answer function in this process (server-side encoding), the
+// whole client path (request → decoded table or parsed JSON), and each response coding (bytes and
+// time).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { tableFromIPC } from 'apache-arrow';
+import { tableFromIPC, type Table } from 'apache-arrow';
+import { availableCodings, compressWith, type ContentCoding } from '@platform/shared';
+import { rawRequest } from '@platform/test-support/raw-http';
 import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { openDuckStore, type DuckStore } from '../data-service/src/store/duckdb.ts';
+import { referenceAnswer, type ReferenceRequest } from '../data-service/src/reference/answer.ts';
+import { referenceSelect } from '../data-service/src/reference/sql.ts';
+import { resolveFields } from '../data-service/src/domain/reference-fields.ts';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
@@ -29,6 +38,9 @@ const FACTORS = ['value', 'growth', 'momentum', 'stability', 'financial_health',
 const MIN_MARKET_CAP = 5e9;
 const JSON_TYPE = 'application/json';
 const ARROW_TYPE = 'application/vnd.apache.arrow.stream';
+/** Calls of the existing cases ask for no response coding (the loopback has no use for one); the coding table measures each. */
+const IDENTITY = { 'accept-encoding': 'identity' };
+const CODING_REPS = Number(process.env.BENCH_CODING_REPS ?? 5);
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -49,6 +61,7 @@ log(`generated in ${generationSeconds} s: ${sample.prices.toLocaleString('en')} 
 
 const platform = await startBenchPlatform({ LOG_LEVEL: 'warn' });
 let service: ChildProcess | undefined;
+let replica: DuckStore | undefined;
 let direct: DuckDBInstance | undefined;
 let conn: DuckDBConnection | undefined;
 try {
@@ -101,7 +114,7 @@ try {
     const started = performance.now();
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { ...as, accept, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...as, ...IDENTITY, accept, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const bytes = new Uint8Array(await res.arrayBuffer());
@@ -182,6 +195,8 @@ try {
     cases.push(c);
     return c;
   }
+
+  const mb = (n: number) => (n >= 1e6 ? `${round(n / 1e6, 2)} MB` : `${round(n / 1e3, 1)} kB`);
 
   // Every answer is checked against the direct query once, so both sides are known to do the same work.
   const checks: string[] = [];
@@ -280,6 +295,122 @@ try {
     searchDirect,
   );
 
+  // 5. The universe export, JSON and Arrow. (a) Server-side: the service's answer function
+  // (referenceAnswer: query and encoding) in this process, on a replica of its own of the same
+  // reference file, without HTTP; and the query alone (streamed, every chunk fetched, nothing
+  // copied): the floor under any encoding. (b) The whole client path over HTTP: request → a decoded
+  // apache-arrow table, or → JSON.parse. (c) Each response coding: bytes on the wire, the time to
+  // compress the answer, and the client path with that Accept-Encoding.
+  replica = await openDuckStore({ path: join(work, 'bench-replica.duckdb'), referenceDir, connections: 1 });
+  const exportRequest = (format: 'json' | 'arrow'): ReferenceRequest => ({
+    tenantId: platform.tenantId,
+    source: { kind: 'universe', name: 'GLOBAL' },
+    fields: FIELDS,
+    fieldsExtra: [],
+    loc: { fields: ['query', 'fields'], fieldsExtra: ['query', 'fields_extra'] },
+    format,
+  });
+  const timed = async <T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> => {
+    const started = performance.now();
+    const value = await work();
+    return { ms: performance.now() - started, value };
+  };
+  const serverJson = () => timed(() => referenceAnswer(replica!, exportRequest('json')));
+  const serverArrow = () => timed(() => referenceAnswer(replica!, exportRequest('arrow')));
+  const queryOnly = () =>
+    timed(() =>
+      replica!.use(async ({ conn, ref }) => {
+        const q = referenceSelect({
+          ref,
+          tenantId: platform.tenantId,
+          source: { kind: 'universe', name: 'GLOBAL' },
+          fields: resolveFields(FIELDS, []),
+          overrides: new Set(),
+          extras: [],
+        });
+        const result = await conn.stream(q.sql, q.values, q.types);
+        let rows = 0;
+        for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) rows += chunk.rowCount;
+        return rows;
+      }),
+    );
+
+  // Checks: the service's JSON answer is these bytes, and the Arrow answer holds every value of it.
+  const exportJson = (await serverJson()).value.bytes;
+  const exportArrow = (await serverArrow()).value.bytes;
+  const serviceJson = (await call('GET', `/data/reference/universe/${universeQuery}`, JSON_TYPE)).bytes;
+  check(
+    Buffer.compare(Buffer.from(exportJson), Buffer.from(serviceJson)) === 0,
+    `server-side JSON: the same ${mb(exportJson.byteLength)} as the service answers`,
+  );
+  const exportTable = tableFromIPC(exportArrow);
+  const mismatches = compareWithJson(exportTable, JSON.parse(Buffer.from(exportJson).toString('utf8')) as { data: Record<string, Record<string, unknown>> });
+  check(
+    mismatches === 0,
+    `server-side Arrow: ${exportTable.numRows} rows × ${exportTable.numCols} columns equal the JSON answer value for value (${mismatches} differ)`,
+  );
+  check((await queryOnly()).value === INSTRUMENTS, `the export query alone: ${INSTRUMENTS} rows`);
+
+  log(`server-side universe export: JSON, Arrow and the query alone, 2 warm-up and ${REPS} measured rounds`);
+  const server = { json: [] as number[], arrow: [] as number[], query: [] as number[] };
+  for (let i = 0; i < REPS + 2; i++) {
+    const j = await serverJson();
+    const a = await serverArrow();
+    const q = await queryOnly();
+    if (i < 2) continue;
+    server.json.push(j.ms);
+    server.arrow.push(a.ms);
+    server.query.push(q.ms);
+  }
+
+  const universeUrl = `${url}/data/reference/universe/${universeQuery}`;
+  /** Request → decoded: a table for Arrow, parsed JSON; the answer asked for with `coding` (identity: none). */
+  const clientPath = (format: 'json' | 'arrow', coding: ContentCoding | 'identity' = 'identity') =>
+    timed(async () => {
+      const res = await fetch(universeUrl, { headers: { ...headers, accept: format === 'json' ? JSON_TYPE : ARROW_TYPE, 'accept-encoding': coding } });
+      if (res.status !== 200) throw new Error(`universe export: ${res.status}`);
+      if (format === 'json') return Object.keys((JSON.parse(await res.text()) as { data: object }).data).length;
+      return tableFromIPC(new Uint8Array(await res.arrayBuffer())).numRows;
+    });
+  log(`client path of the universe export: JSON and Arrow, 2 warm-up and ${REPS} measured rounds`);
+  const client = { json: [] as number[], arrow: [] as number[] };
+  for (let i = 0; i < REPS + 2; i++) {
+    const j = await clientPath('json');
+    const a = await clientPath('arrow');
+    if (i === 0)
+      check(j.value === INSTRUMENTS && a.value === INSTRUMENTS, `client path: JSON.parse finds ${j.value} instruments, tableFromIPC ${a.value} rows`);
+    if (i < 2) continue;
+    client.json.push(j.ms);
+    client.arrow.push(a.ms);
+  }
+
+  log(`response codings of the universe export (${availableCodings.join(', ')}), ${CODING_REPS} measured rounds each`);
+  type CodingRow = { format: 'JSON' | 'Arrow'; coding: string; available: boolean; bytes?: number; compress_ms?: number; client_ms?: number };
+  const codingRows: CodingRow[] = [];
+  for (const format of ['json', 'arrow'] as const) {
+    const plain = Buffer.from(format === 'json' ? exportJson : exportArrow);
+    for (const coding of ['identity', 'gzip', 'br', 'zstd'] as const) {
+      const row: CodingRow = { format: format === 'json' ? 'JSON' : 'Arrow', coding, available: coding === 'identity' || availableCodings.includes(coding) };
+      codingRows.push(row);
+      if (!row.available) continue;
+      const wire = await rawRequest(universeUrl, { headers: { ...headers, accept: format === 'json' ? JSON_TYPE : ARROW_TYPE, 'accept-encoding': coding } });
+      check(
+        (wire.headers['content-encoding'] ?? 'identity') === coding,
+        `${row.format} asked as ${coding}: answered ${wire.headers['content-encoding'] ?? 'identity'}, ${mb(wire.bytes.length)}`,
+      );
+      row.bytes = wire.bytes.length;
+      const compress: number[] = [];
+      const path: number[] = [];
+      await clientPath(format, coding);
+      for (let i = 0; i < CODING_REPS; i++) {
+        if (coding !== 'identity') compress.push((await timed(() => compressWith(coding, plain))).ms);
+        path.push((await clientPath(format, coding)).ms);
+      }
+      row.compress_ms = coding === 'identity' ? 0 : round(median(compress), 1);
+      row.client_ms = round(median(path), 1);
+    }
+  }
+
   const at = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)]!;
   const results = cases.map((c) => ({
     case: c.name,
@@ -297,11 +428,13 @@ try {
   const arrowOverJson = round(median(refJson.service) / median(refArrow.service));
   const arrowRatio = round(median(refArrow.service) / median(refArrow.direct));
   const searchRatio = results.at(-1)!.ratio;
+  const serverRatio = round(median(server.json) / median(server.arrow));
+  const clientRatio = round(median(client.json) / median(client.arrow));
+  const met = (ratio: number) => (ratio >= 3 ? 'met' : '**not met**');
   const targets: Record<string, string> = {
     [refArrow.name]: `≤ 1.5×: ${arrowRatio <= 1.5 ? 'met' : '**not met**'}`,
     [cases.at(-1)!.name]: `≤ 1.5×: ${searchRatio <= 1.5 ? 'met' : '**not met**'}`,
   };
-  const mb = (n: number) => (n >= 1e6 ? `${round(n / 1e6, 2)} MB` : `${round(n / 1e3, 1)} kB`);
 
   const markdown = [
     '### Data service (`npm run bench:data`)',
@@ -320,6 +453,28 @@ try {
     `Reference query of ${QUERY_ISINS.toLocaleString('en')} ISINs, JSON time / Arrow time: ${arrowOverJson} (target: Arrow ≥ 3× faster than JSON, ${arrowOverJson >= 3 ? 'met' : '**not met**'}); Arrow / direct DuckDB: ${arrowRatio}× (target ≤ 1.5×: ${arrowRatio <= 1.5 ? 'met' : '**not met**'}), ${round(median(refArrow.service) / median(refArrow.directQuery))}× of the direct query before its rows become JS values.`,
     `Decoding in the client, once: \`tableFromIPC\` of the Arrow answer ${round(arrowDecodeMs, 1)} ms (${table.numRows.toLocaleString('en')} rows), \`JSON.parse\` of the JSON answer ${round(jsonDecodeMs, 1)} ms.`,
     `Smart search finds ${found.length.toLocaleString('en')} instruments; its direct query computes only the VALUE stars the filter reads. The X-Ray direct query computes all 8 factors, without a cache.`,
+    '',
+    `#### Universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields): Arrow against JSON`,
+    '',
+    `Server-side: the service's answer function (\`referenceAnswer\`: DuckDB query and encoding) in the bench process on a replica of its own of the same reference file, no HTTP; JSON, Arrow and the query alone alternating, ${REPS} rounds after 2 warm-up rounds. Client path: \`fetch\` of the service over HTTP to a decoded table (\`tableFromIPC\`, apache-arrow; it decodes strings when they are read) or to \`JSON.parse\` of the text, no response coding, alternating, ${REPS} rounds.`,
+    '',
+    '| what | JSON median ms | Arrow median ms | JSON / Arrow | target |',
+    '|---|---|---|---|---|',
+    `| server-side answer (query + encoding) | ${round(median(server.json), 1)} | ${round(median(server.arrow), 1)} | ${serverRatio}× | ≥ 3×: ${met(serverRatio)} |`,
+    `| client path: request → decoded table / parsed JSON | ${round(median(client.json), 1)} | ${round(median(client.arrow), 1)} | ${clientRatio}× | ≥ 3×: ${met(clientRatio)} |`,
+    '',
+    `The export query alone (DuckDB's join and sort, every result chunk fetched, nothing copied or encoded): median ${round(median(server.query), 1)} ms, ${round((100 * median(server.query)) / median(server.arrow))} % of the Arrow answer. Answer sizes: JSON ${mb(exportJson.byteLength)}, Arrow ${mb(exportArrow.byteLength)} (categories dictionary-encoded).`,
+    '',
+    `Response codings of the same export (Node.js ${process.version}; levels: gzip 1, br quality 1, zstd 1): bytes on the wire, median time to compress the answer (the service does it per request), and the client path with that Accept-Encoding (decompression by \`fetch\` included), ${CODING_REPS} rounds each.`,
+    '',
+    '| answer | coding | bytes | of identity | compress ms | client path ms |',
+    '|---|---|---|---|---|---|',
+    ...codingRows.map((r) => {
+      if (!r.available) return `| ${r.format} | ${r.coding} | not in Node.js ${process.version} | — | — | — |`;
+      const identity = codingRows.find((x) => x.format === r.format && x.coding === 'identity')!.bytes!;
+      return `| ${r.format} | ${r.coding} | ${mb(r.bytes!)} | ${round((100 * r.bytes!) / identity)} % | ${r.compress_ms} | ${r.client_ms} |`;
+    }),
+    '',
     `Checks (each answer against the direct query): ${checks.join('; ')}.`,
   ].join('\n');
 
@@ -338,12 +493,23 @@ try {
       smart_search_over_direct: searchRatio,
       smart_search_found: found.length,
       decode_ms: { arrow: round(arrowDecodeMs, 1), json: round(jsonDecodeMs, 1) },
+      universe_export: {
+        bytes: { json: exportJson.byteLength, arrow: exportArrow.byteLength },
+        server_ms: { json: round(median(server.json), 1), arrow: round(median(server.arrow), 1), query: round(median(server.query), 1) },
+        server_json_over_arrow: serverRatio,
+        client_ms: { json: round(median(client.json), 1), arrow: round(median(client.arrow), 1) },
+        client_json_over_arrow: clientRatio,
+        server_runs_ms: { json: server.json.map((v) => round(v, 1)), arrow: server.arrow.map((v) => round(v, 1)), query: server.query.map((v) => round(v, 1)) },
+        client_runs_ms: { json: client.json.map((v) => round(v, 1)), arrow: client.arrow.map((v) => round(v, 1)) },
+        codings: codingRows,
+      },
       checks,
     },
     markdown,
   );
   console.log(markdown);
 } finally {
+  await replica?.close();
   conn?.closeSync();
   direct?.closeSync();
   if (service && service.exitCode === null && service.signalCode === null) {
@@ -355,4 +521,21 @@ try {
   }
   await platform.stop();
   rmSync(work, { recursive: true, force: true });
+}
+
+/** Cells of an Arrow table that differ from the JSON answer `{data: {isin: {key: value}}}` (dates as YYYY-MM-DD, dictionaries decoded). */
+function compareWithJson(table: Table, json: { data: Record<string, Record<string, unknown>> }): number {
+  const isins = Object.keys(json.data);
+  let differ = Math.abs(isins.length - table.numRows);
+  const columns = table.schema.fields.map((f) => ({ name: f.name, date: String(f.type).startsWith('Date'), vector: table.getChild(f.name)! }));
+  for (let i = 0; i < Math.min(isins.length, table.numRows); i++) {
+    const record = json.data[isins[i]!]!;
+    if (columns[0]!.vector.get(i) !== isins[i]) differ++;
+    for (const { name, date, vector } of columns.slice(1)) {
+      const value = vector.isValid(i) ? vector.get(i) : null;
+      const cell = date && value !== null ? new Date(value as number).toISOString().slice(0, 10) : value;
+      if (cell !== record[name]) differ++;
+    }
+  }
+  return differ;
 }
