@@ -597,13 +597,17 @@ export interface components {
         };
         /**
          * Format: binary
-         * @description Apache Arrow IPC stream (one schema message, then record batches), readable by pyarrow,
-         *     pandas and polars. Columns: `instrument_id` (Utf8, the ISIN) first, then one column per
-         *     requested field in request order (`fields`, then `fields_extra`), named by its lower-case name
-         *     (custom keys as given), nullable and typed: Utf8 for text fields; Float64 for MARKET_CAP,
-         *     PRICE, DIVIDEND_YIELD, TER, ANALYST_TARGET_PRICE; Date32 for PRICE_DATE. A custom column is
-         *     Float64 when all its non-null values are numbers, Bool when all are booleans, Utf8 otherwise.
-         *     One row per known instrument, in request order (by ISIN for a universe).
+         * @description Apache Arrow IPC stream (one schema message, one dictionary batch per category column, then
+         *     one record batch holding every row), readable by pyarrow, pandas and polars. Columns:
+         *     `instrument_id` (Utf8, the ISIN) first, then one column per requested field in request order
+         *     (`fields`, then `fields_extra`), named by its lower-case name (custom keys as given), nullable
+         *     and typed: Utf8 for NAME, TICKER and ISIN; the categories ASSET_CLASS, ASSET_SUBCLASS,
+         *     INSTRUMENT_TYPE, CURRENCY, COUNTRY, REGION, SECTOR, EXCHANGE and SIZE_LABEL dictionary-encoded
+         *     (Dictionary of Utf8, each distinct value once in order of first appearance, the index Int8,
+         *     Int16 or Int32, the narrowest that holds them; pandas reads a category); Float64 for
+         *     MARKET_CAP, PRICE, DIVIDEND_YIELD, TER, ANALYST_TARGET_PRICE; Date32 for PRICE_DATE. A custom
+         *     column is Float64 when all its non-null values are numbers, Bool when all are booleans, Utf8
+         *     otherwise. One row per known instrument, in request order (by ISIN for a universe).
          */
         ReferenceArrowStream: string;
         /** @description Custom values of one instrument. */
