@@ -1,6 +1,6 @@
 // Typed arrays that grow by doubling, for buffers filled chunk by chunk.
 
-type Growable = Uint8Array | Int32Array | Float64Array | BigInt64Array;
+type Growable = Uint8Array | Int32Array | Uint32Array | Float64Array | BigInt64Array;
 
 /** `array` when it holds `needed` elements, otherwise a copy at least twice as long (zero-filled past the old end). */
 export function grown<T extends Growable>(array: T, needed: number): T {

@@ -6,7 +6,8 @@ import { ValidityBuilder } from './validity.ts';
 export type Utf8Buffers = { length: number; valueOffsets: Int32Array; data: Uint8Array; nullBitmap: Uint8Array | undefined; nullCount: number };
 
 const HEADER = 16;
-const INLINE = 12;
+/** The longest string a duckdb_string_t holds in itself. */
+export const INLINE_BYTES = 12;
 const MAX_BYTES = 2 ** 31 - 1;
 
 /**
@@ -23,26 +24,40 @@ export class Utf8Builder {
   private valueOffsets = new Int32Array(2049);
   private data = new Uint8Array(16384);
   private validity = new ValidityBuilder();
+  /** Strings of up to 12 bytes count as empty: the caller reads them from the headers itself. */
+  private readonly longOnly: boolean;
+
+  constructor(options: { longOnly?: boolean } = {}) {
+    this.longOnly = options.longOnly ?? false;
+  }
 
   get length(): number {
     return this.validity.length;
   }
 
-  /** Appends the first `rows` rows of a VARCHAR vector. */
-  add(vector: duckdb.Vector, rows: number): void {
+  /** Appends the first `rows` rows of a VARCHAR vector; returns its headers as uint32 words (4 per row). */
+  add(vector: duckdb.Vector, rows: number): Uint32Array {
     const start = this.length;
     const headers = aligned(duckdb.vector_get_data(vector, rows * HEADER));
     const words = new Uint32Array(headers.buffer, headers.byteOffset, rows * 4);
     const mask = this.validity.add(vector, rows);
     const offsets = (this.valueOffsets = grown(this.valueOffsets, start + rows + 1));
+    const skip = this.longOnly ? INLINE_BYTES : -1;
     let total = offsets[start]!;
     for (let i = 0; i < rows; i++) {
-      if (mask === undefined || (mask[i >> 3]! & (1 << (i & 7))) !== 0) total += words[i * 4]!;
+      const size = words[i * 4]!;
+      if (size > skip && (mask === undefined || (mask[i >> 3]! & (1 << (i & 7))) !== 0)) total += size;
       offsets[start + i + 1] = total;
     }
     if (total > MAX_BYTES) throw new Error(`a text column of more than ${MAX_BYTES} bytes does not fit one Arrow Utf8 vector`);
     this.data = grown(this.data, total);
     copyStrings(headers, words, offsets, start, rows, this.data);
+    return words;
+  }
+
+  /** Empties the builder, keeping its buffers for the next rows. */
+  reset(): void {
+    this.validity = new ValidityBuilder();
   }
 
   finish(): Utf8Buffers {
@@ -71,7 +86,7 @@ function copyStrings(headers: Uint8Array, words: Uint32Array, offsets: Int32Arra
     for (let i = first; i <= last; i++) {
       const dest = offsets[start + i]!;
       const size = offsets[start + i + 1]! - dest;
-      if (size <= INLINE) continue;
+      if (size <= INLINE_BYTES) continue;
       for (let b = 0; b < size; b++) data[dest + b] = bytes[from + b]!;
       from += size;
     }
@@ -80,7 +95,7 @@ function copyStrings(headers: Uint8Array, words: Uint32Array, offsets: Int32Arra
     const dest = offsets[start + i]!;
     const size = offsets[start + i + 1]! - dest;
     if (size === 0) continue;
-    if (size <= INLINE) {
+    if (size <= INLINE_BYTES) {
       const at = i * HEADER + 4;
       for (let b = 0; b < size; b++) data[dest + b] = headers[at + b]!;
       if (first >= 0) contiguous = false;
