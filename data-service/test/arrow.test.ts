@@ -99,8 +99,9 @@ describe('Arrow from DuckDB result chunks', () => {
   it('dictionary-encodes marked text columns, with the narrowest index for their distinct values', async () => {
     const table = await roundTrip(
       `select case range % 6 when 0 then null when 1 then 'EQUITY' when 2 then 'FIXED_INCOME' when 3 then 'Société Générale — preferred' when 4 then 'É' else '' end as few,
-        'value ' || (range % 300) as some, 'value ' || range as many, 'plain' as text
+        'a longer category, number ' || (range % 300) as some, 'value ' || range as many, 'plain' as text
       from range(40000)`,
+      // Long values (looked up by their bytes) and short ones (by their DuckDB header), both beyond a table's first size.
       ['few', 'some', 'many'],
     );
     assert.deepEqual(typesOf(table), {
@@ -113,6 +114,7 @@ describe('Arrow from DuckDB result chunks', () => {
     assert.deepEqual(dictionary.toArray(), ['EQUITY', 'FIXED_INCOME', 'Société Générale — preferred', 'É', ''], 'each value once, nulls not among them');
     assert.equal(table.getChild('few')!.nullCount, 6667);
     assert.equal(table.getChild('some')!.data[0]!.dictionary!.length, 300);
+    assert.equal(table.getChild('many')!.data[0]!.dictionary!.length, 40000);
   });
 
   it('writes the schema of an empty result', async () => {
