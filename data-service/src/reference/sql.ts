@@ -28,10 +28,12 @@ export type ReferencePlan = {
 export type Statement = { sql: string; values: DuckDBValue[]; types: DuckDBType[] };
 
 /**
- * `req(isin, ord)`: the instruments asked for, each once. Requested ISINs keep the position of
- * their first mention, so answers follow the request; universe members are ordered by ISIN. The
- * ISINs travel as one comma-joined string (the contract's pattern has no comma): binding a
- * 100,000-element list parameter costs DuckDB more than splitting a string.
+ * `req`: the instruments asked for. Requested ISINs are `req(isin, ord)`, each once, keeping the
+ * position of their first mention, so answers follow the request; they travel as one comma-joined
+ * string (the contract's pattern has no comma): binding a 100,000-element list parameter costs
+ * DuckDB more than splitting a string. Universe members are `req(isin)`, an ISIN in two universes
+ * twice: they are read as a semi-join of `instruments` and ordered by ISIN, which is cheaper than
+ * making them unique and joining.
  */
 function sourceCte(plan: ReferencePlan, p: SqlParams): string {
   const { source, ref } = plan;
@@ -41,10 +43,9 @@ function sourceCte(plan: ReferencePlan, p: SqlParams): string {
   }
   const tenant = p.text(plan.tenantId);
   const named = source.name === undefined ? undefined : p.text(source.name);
-  return `req as (select isin, isin as ord from (
-        select isin from ${ref}.universes ${named ? `where universe_name = ${named}` : ''}
-        union
-        select isin from universes where tenant_id = ${tenant} ${named ? `and universe_name = ${named}` : ''}))`;
+  return `req as (select isin from ${ref}.universes ${named ? `where universe_name = ${named}` : ''}
+        union all
+        select isin from universes where tenant_id = ${tenant} ${named ? `and universe_name = ${named}` : ''})`;
 }
 
 /** `cust(isin, c0, c1, …)`: the tenant's stored JSON value of each custom key per instrument (SQL null when none). */
@@ -78,8 +79,8 @@ function extraExpression(kind: ExtraKind, custom: string): string {
   }
 }
 
-/** The answer's rows: `ord`, `instrument_id`, then `f0…` per field and `x0…` per extra key. */
-function answerRows(plan: ReferencePlan, p: SqlParams): { with: string; select: string[]; from: string } {
+/** The answer's rows (`instrument_id`, then `f0…` per field and `x0…` per extra key), from `from`, in the order of `ord`. */
+function answerRows(plan: ReferencePlan, p: SqlParams): { with: string; select: string[]; from: string; ord: string } {
   const cte = sourceCte(plan, p);
   const customKeys = [...plan.fields.filter((f) => plan.overrides.has(f.key)).map((f) => f.key), ...plan.extras.map((e) => e.key)];
   const column = new Map(customKeys.map((k, i) => [k, `cust.c${i}`]));
@@ -89,8 +90,12 @@ function answerRows(plan: ReferencePlan, p: SqlParams): { with: string; select: 
     ...plan.extras.map((e, i) => `${extraExpression(e.kind, column.get(e.key)!)} as x${i}`),
   ];
   const ctes = [cte, ...(customKeys.length > 0 ? [customCte(plan, customKeys, p)] : [])];
-  const from = `req join ${plan.ref}.instruments i on i.isin = req.isin ${customKeys.length > 0 ? 'left join cust on cust.isin = i.isin' : ''}`;
-  return { with: `with ${ctes.join(',\n')}`, select, from };
+  const custom = customKeys.length > 0 ? 'left join cust on cust.isin = i.isin' : '';
+  const from =
+    plan.source.kind === 'ids'
+      ? `req join ${plan.ref}.instruments i on i.isin = req.isin ${custom}`
+      : `${plan.ref}.instruments i ${custom} where i.isin in (select isin from req)`;
+  return { with: `with ${ctes.join(',\n')}`, select, from, ord: plan.source.kind === 'ids' ? 'req.ord' : 'i.isin' };
 }
 
 /** The names of the answer's columns: `instrument_id`, the fields' lower-case names, the extra keys. */
@@ -106,7 +111,7 @@ export function referenceSelect(plan: ReferencePlan): Statement & { columns: str
   const sql = `${rows.with}
     select ${rows.select.join(',\n      ')}
     from ${rows.from}
-    order by req.ord`;
+    order by ${rows.ord}`;
   return { sql, values: p.values, types: p.types, columns: columnNames(plan) };
 }
 
@@ -124,7 +129,7 @@ export function referenceJsonSelect(plan: ReferencePlan): Statement {
       ? `'{}'`
       : `json_object(${keys.map((k, i) => `${p.text(k)}, ${i < plan.fields.length ? `f${i}` : `x${i - plan.fields.length}`}`).join(', ')})::varchar`;
   const sql = `${rows.with},
-    answer as (select req.ord, ${rows.select.join(',\n      ')} from ${rows.from})
+    answer as (select ${rows.ord} as ord, ${rows.select.join(',\n      ')} from ${rows.from})
     select '{"data":{' || coalesce(string_agg(to_json(instrument_id)::varchar || ':' || ${record}, ',' order by ord), '') || '},"meta":null}'
     from answer`;
   return { sql, values: p.values, types: p.types };
