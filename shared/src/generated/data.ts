@@ -959,6 +959,7 @@ export interface components {
         /** @description Reference data per instrument, as JSON or as an Apache Arrow IPC stream depending on `accept`. */
         ReferenceData: {
             headers: {
+                "Server-Timing": components["headers"]["ServerTiming"];
                 [name: string]: unknown;
             };
             content: {
@@ -1259,6 +1260,12 @@ export interface components {
     headers: {
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
+        /**
+         * @description How long the service took to make the answer (its DuckDB queries and the JSON or Arrow
+         *     encoding), in milliseconds (W3C Server Timing): `answer;dur=12.3`. Compressing and sending
+         *     the answer are not part of it.
+         */
+        ServerTiming: string;
         /** @description Present with value `true` when the response is a stored replay of an earlier request with the same Idempotency-Key. */
         IdempotencyReplayed: "true";
     };

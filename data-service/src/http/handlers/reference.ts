@@ -19,10 +19,17 @@ function negotiate(ctx: HandlerContext<DataPrincipal>): string {
   return chosen;
 }
 
+/** The answer, with the time its query and encoding took as `Server-Timing: answer;dur=<ms>`. */
 async function answer(duck: DuckStore, tenants: TenantCache, contentType: string, request: Omit<ReferenceRequest, 'format'>): Promise<HandlerResult> {
   await tenants.ensureFresh(request.tenantId);
+  const started = performance.now();
   const result = await referenceAnswer(duck, { ...request, format: contentType === JSON_TYPE ? 'json' : 'arrow' });
-  return { status: 200, body: result.bytes, contentType: result.format === 'json' ? 'application/json; charset=utf-8' : contentType };
+  return {
+    status: 200,
+    body: result.bytes,
+    contentType: result.format === 'json' ? 'application/json; charset=utf-8' : contentType,
+    headers: { 'Server-Timing': `answer;dur=${(performance.now() - started).toFixed(1)}` },
+  };
 }
 
 /** POST /data/reference/query/ and GET /data/reference/universe/ (JSON and Arrow). */
