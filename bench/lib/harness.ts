@@ -23,6 +23,8 @@ export type BenchPlatform = {
   mqttUrl?: string;
   db: Knex;
   managementUrl: string;
+  /** The Prometheus endpoint (`/metrics`) of the service that answers `managementUrl`. */
+  metricsUrl: string;
   tenantId: string;
   token: string;
   stop: () => Promise<void>;
@@ -71,6 +73,7 @@ export async function startBenchPlatform(
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const signingKey = await exportPKCS8(privateKey);
     const urls: string[] = [];
+    const metricsPort = await freePort();
     for (let replica = 0; replica < (options.replicas ?? 1); replica++) {
       const port = await freePort();
       const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
@@ -78,7 +81,7 @@ export async function startBenchPlatform(
           ...process.env,
           HOST: '127.0.0.1',
           PORT: String(port),
-          METRICS_PORT: '0',
+          METRICS_PORT: replica === 0 ? String(metricsPort) : '0',
           DATABASE_URL: databaseUrl,
           NATS_URL: serviceNatsUrl,
           JWT_PRIVATE_KEY: signingKey,
@@ -116,11 +119,28 @@ export async function startBenchPlatform(
     }
     const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
     const { access_token: token } = (await login.json()) as { access_token: string };
-    return { databaseUrl, natsUrl, mqttUrl, db, managementUrl, tenantId, token, stop: () => resources.closeAll() };
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    return { databaseUrl, natsUrl, mqttUrl, db, managementUrl, metricsUrl, tenantId, token, stop: () => resources.closeAll() };
   });
 }
 
 export type Figures = { rps: number; p50_ms: number; p99_ms: number; errors: number };
+
+/**
+ * Database round trips per request of each operation so far, from the service's
+ * `http_request_database_round_trips` histogram (sum / count by operationId).
+ */
+export async function roundTripsByOperation(metricsUrl: string): Promise<Map<string, { sum: number; count: number }>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const byOperation = new Map<string, { sum: number; count: number }>();
+  for (const match of text.matchAll(/^http_request_database_round_trips_(sum|count)\{([^}]*)\} (\S+)$/gm)) {
+    const operation = /operation="([^"]*)"/.exec(match[2]!)?.[1] ?? '';
+    const entry = byOperation.get(operation) ?? { sum: 0, count: 0 };
+    entry[match[1] as 'sum' | 'count'] += Number(match[3]);
+    byOperation.set(operation, entry);
+  }
+  return byOperation;
+}
 
 /** Runs `operation` from `concurrency` workers for `seconds`; throughput and latency percentiles. */
 export async function closedLoop(concurrency: number, seconds: number, operation: (worker: number, i: number) => Promise<void>): Promise<Figures> {

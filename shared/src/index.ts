@@ -18,3 +18,4 @@ export * from './jetstream-worker.ts';
 export * from './http/rate-limit.ts';
 export * from './metrics.ts';
 export * from './tracing.ts';
+export * from './round-trips.ts';

@@ -17,8 +17,11 @@ export function createMetricsRegistry(service: string): Registry {
   return registry;
 }
 
-/** What the HTTP app records per request: its contract operationId (never the raw path) and status. */
-export type HttpMetrics = { observe: (operation: string, status: number, seconds: number) => void };
+/**
+ * What the HTTP app records per request: its contract operationId (never the raw path), status,
+ * duration and the database round trips it made (docs/adr/0031-http-hot-path.md).
+ */
+export type HttpMetrics = { observe: (operation: string, status: number, seconds: number, roundTrips: number) => void };
 
 export function httpMetrics(registry: Registry): HttpMetrics {
   const duration = new Histogram({
@@ -28,7 +31,19 @@ export function httpMetrics(registry: Registry): HttpMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  return { observe: (operation, status, seconds) => duration.observe({ operation, status: String(status) }, seconds) };
+  const roundTrips = new Histogram({
+    name: 'http_request_database_round_trips',
+    help: "Database round trips of a request (a batch of statements sent together is one), by the contract's operationId",
+    labelNames: ['operation'],
+    buckets: [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20],
+    registers: [registry],
+  });
+  return {
+    observe: (operation, status, seconds, trips) => {
+      duration.observe({ operation, status: String(status) }, seconds);
+      roundTrips.observe({ operation }, trips);
+    },
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { isId, newUlid, unauthenticated } from '@platform/shared';
 import { EntityNotFound } from '../domain/errors.ts';
 import { mustBeMachine } from '../domain/permissions.ts';
 import { findEntity } from '../store/entities.ts';
-import { inTenant } from '../store/tenant-scope.ts';
+import { readInTenant } from '../store/tenant-scope.ts';
 import type { Principal } from '../domain/principal.ts';
 import { consumeRefreshToken, findUsableAccessKey, insertRefreshFamily, insertRefreshToken, revokeChainOfSpentToken } from '../store/credentials.ts';
 import { randomToken, sha256, verifyNothing, verifySecret } from './secrets.ts';
@@ -72,7 +72,7 @@ export async function refresh(s: Sessions, refreshToken: string): Promise<TokenR
 export async function userToken(s: Sessions, principal: Principal, userId: string): Promise<Omit<TokenResponse, 'refresh_token'>> {
   mustBeMachine(principal, 'obtain tokens for users');
   const user = isId('U', userId)
-    ? await inTenant(s.db, principal.tenantId, (trx) => findEntity(trx, { tenantId: principal.tenantId, type: 'users', id: userId }))
+    ? await readInTenant(s.db, principal.tenantId, (trx) => findEntity(trx, { tenantId: principal.tenantId, type: 'users', id: userId }))
     : undefined;
   if (!user || user.deleted) throw new EntityNotFound('user');
   return {

@@ -3,14 +3,16 @@ import { OpenAPIBackend, type Context, type Handler } from 'openapi-backend';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { newUlid } from '../ids.ts';
-import type { Logger } from '../logger.ts';
+import { accessLog, type Logger } from '../logger.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import { ProblemError, problemBody } from '../problem.ts';
+import { withRoundTrips } from '../round-trips.ts';
 import { SpanKind, traceFields, withTraceContext, type Tracing } from '../tracing.ts';
 import { decodeBody, mediaType } from './body.ts';
 import { compressResponse } from './compression.ts';
 import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
+import { RequestState, requestState } from './request-state.ts';
 import { unstorableIssues } from './storable.ts';
 import { issuesProblem, validationProblem } from './validation.ts';
 
@@ -84,9 +86,6 @@ export type ApiAppOptions<P> = {
   rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
 };
 
-type Locals = { requestId: string; log: Logger; operationId?: string; closed: AbortController; trace?: ReturnType<Tracing['start']> };
-const locals = (res: Response) => res.locals as Locals;
-
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
 
 /**
@@ -122,7 +121,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     (handler: OperationHandler<P>): Handler =>
     async (c: Context, req: Request, res: Response) => {
       const principal = options.principal(c.security ?? {});
-      const l = locals(res);
+      const state = requestState(res);
       const ctx: HandlerContext<P> = {
         operationId: c.operation.operationId!,
         params: c.request.params as Record<string, string>,
@@ -130,13 +129,17 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
         headers: c.request.headers as HandlerContext<P>['headers'],
         body: c.request.requestBody,
         principal,
-        requestId: l.requestId,
-        log: l.log,
+        requestId: state.requestId,
+        get log() {
+          return state.log;
+        },
         req,
-        signal: l.closed.signal,
+        get signal() {
+          return state.signal;
+        },
       };
       const result = await handler(ctx);
-      if (!l.closed.signal.aborted) await send(req, res, result);
+      if (!state.clientLeft) await send(req, res, result);
     };
 
   const operationHandlers: Record<string, Handler> = {};
@@ -147,12 +150,12 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
   api.register({
     ...operationHandlers,
     postRoutingHandler: (c: Context, req: Request, res: Response) => {
-      locals(res).operationId = c.operation?.operationId;
+      requestState(res).operationId = c.operation?.operationId;
       if (c.operation) refuseUnsupportedBody(c.operation as OpenAPIV3_1.OperationObject, req);
     },
     postSecurityHandler: async (c: Context, req: Request, res: Response) => {
       const principal = c.security?.authorized ? options.principal(c.security) : undefined;
-      if (principal) locals(res).log = locals(res).log.child({ tenant: principal.tenantId });
+      if (principal) requestState(res).setTenant(principal.tenantId);
       const operationId = c.operation.operationId!;
       if (options.rateLimits && operationId !== 'livez' && operationId !== 'readyz') {
         res.set(await applyRateLimits(options.rateLimits, { operationId, principal, address: req.ip ?? '' }));
@@ -188,98 +191,92 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     api.registerSecurityHandler(scheme, (_c: Context, req: Request) => handler(req));
   }
   await api.init();
-  precompileRoutes(api);
+  const route = precompileRoutes(api);
+  const log = accessLog(logger);
+  const readBody = express.raw({ type: () => true, limit: options.bodyLimitBytes });
+
+  /** Routes, validates and answers a request whose body is read. */
+  const handle = async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const url = req.originalUrl;
+      const mark = url.indexOf('?');
+      const rawQuery = mark >= 0 ? url.slice(mark + 1) : '';
+      // The router decodes path parameters and would throw on `%ED%A0%80` (a surrogate) or `%E2%8`:
+      // such a path names nothing, like any id of the wrong form.
+      if (!isPercentEncodedUtf8(req.path)) throw new ProblemError(404, 'not_found', 'No such resource: the path is not percent-encoded UTF-8.');
+      const path = route.contractPath(req.method, req.path);
+      // The request's span is active while it is handled: outbox rows it writes carry its traceparent.
+      const state = requestState(res);
+      const scope = withRoundTrips(state.trace?.context);
+      state.roundTrips = scope.roundTrips;
+      await withTraceContext(scope.context, () =>
+        api.handleRequest({ method: req.method, path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res),
+      );
+    } catch (error) {
+      next(error);
+    }
+  };
 
   const app = express();
   app.set('trust proxy', options.trustedProxies ?? 0);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use((req, res, next) => {
-    const given = req.get('x-request-id');
-    const requestId = given && REQUEST_ID.test(given) ? given : newUlid();
-    const started = process.hrtime.bigint();
-    res.locals.requestId = requestId;
-    const trace = options.tracing?.start('http request', req.get('traceparent'), SpanKind.SERVER);
-    res.locals.trace = trace;
-    res.locals.log = logger.child(trace ? { request_id: requestId, ...traceFields(trace.span) } : { request_id: requestId });
-    const closed = new AbortController();
-    res.locals.closed = closed;
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : newUlid();
+    const trace = options.tracing?.start('http request', req.headers.traceparent as string | undefined, SpanKind.SERVER);
+    const state = new RequestState(requestId, process.hrtime.bigint(), trace, logger);
+    res.locals.request = state;
     res.setHeader('X-Request-Id', requestId);
-    // A request's own 'close' fires once its body is read; the response's tells a client that left.
+    // 'close' comes once the answer is out, or when the client left before it (the response then never ended).
     res.once('close', () => {
-      if (res.writableEnded) return;
-      closed.abort();
-      trace?.span.end();
-      locals(res).log.info('request closed by the client before its answer', {
-        method: req.method,
-        path: req.path,
-        operation: locals(res).operationId,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-      });
-    });
-    res.on('finish', () => {
-      const l = locals(res);
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      l.log.info('request', { method: req.method, path: req.path, operation: l.operationId, status: res.statusCode, duration_ms: durationMs });
-      options.metrics?.observe(l.operationId ?? 'unmatched', res.statusCode, durationMs / 1000);
+      const ids = { request_id: requestId, ...(trace ? traceFields(trace.span) : {}), tenant: state.tenant };
+      const durationMs = state.elapsedMs();
+      if (!res.writableEnded) {
+        state.abort();
+        trace?.span.end();
+        log({
+          message: 'request closed by the client before its answer',
+          method: req.method,
+          path: req.path,
+          operation: state.operationId,
+          duration_ms: durationMs,
+          ...ids,
+        });
+        return;
+      }
+      log({ message: 'request', method: req.method, path: req.path, operation: state.operationId, status: res.statusCode, duration_ms: durationMs, ...ids });
+      options.metrics?.observe(state.operationId ?? 'unmatched', res.statusCode, durationMs / 1000, state.roundTrips?.count ?? 0);
       if (trace) {
-        trace.span.updateName(l.operationId ?? 'unmatched');
+        trace.span.updateName(state.operationId ?? 'unmatched');
         trace.span.setAttributes({ 'http.request.method': req.method, 'http.response.status_code': res.statusCode });
         trace.span.end();
       }
     });
-    next();
-  });
-  app.use(express.raw({ type: () => true, limit: options.bodyLimitBytes }));
-  app.use(decodeBody);
-  app.use(async (req, res, next) => {
-    try {
-      const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
-      // The router decodes path parameters and would throw on `%ED%A0%80` (a surrogate) or `%E2%8`:
-      // such a path names nothing, like any id of the wrong form.
-      if (!isPercentEncodedUtf8(req.path)) throw new ProblemError(404, 'not_found', 'No such resource: the path is not percent-encoded UTF-8.');
-      const path = contractPath(api, req.method, req.path);
-      // The request's span is active while it is handled: outbox rows it writes carry its traceparent.
-      await withTraceContext(locals(res).trace?.context, () =>
-        api.handleRequest({ method: req.method, path, query: rawQuery, headers: req.headers as never, body: req.body }, req, res),
-      );
-    } catch (error) {
-      next(error);
+    // A request without a body (no Content-Length, no Transfer-Encoding) has nothing to read or decode.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      req.body = undefined;
+      return handle(req, res, next);
     }
+    readBody(req, res, (error?: unknown) =>
+      error ? next(error) : decodeBody(req, res, (failed?: unknown) => (failed ? next(failed) : void handle(req, res, next))),
+    );
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const state = requestState(res);
     // Work stopped because its client left: nobody is there to answer, and nothing failed.
-    const { signal } = locals(res).closed;
-    if (signal.aborted && error === signal.reason) return;
+    if (state.isAbortReason(error)) return;
     const problem = toProblem(error, options.mapError);
     if (problem.code === 'internal_error') {
-      locals(res).log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
+      state.log.error('request failed', { error: error instanceof Error ? error.stack : String(error) });
     } else if (problem.code === 'unavailable') {
-      locals(res).log.warn('not ready', { detail: problem.detail, error: error instanceof ProblemError ? undefined : String(error) });
+      state.log.warn('not ready', { detail: problem.detail, error: error instanceof ProblemError ? undefined : String(error) });
     }
     if (res.headersSent) return res.end();
     res.status(problem.status).set(problem.extra.headers ?? {});
-    res.type('application/problem+json').send(JSON.stringify(problemBody(problem, locals(res).requestId)));
+    res.type('application/problem+json').send(JSON.stringify(problemBody(problem, state.requestId)));
   });
   return app;
-}
-
-/**
- * The interface shows some paths with a trailing slash and some without, and clients use both:
- * route the request by whichever form the contract has.
- */
-function contractPath(api: OpenAPIBackend, method: string, path: string): string {
-  const toggled = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
-  let otherMethod: string | undefined;
-  for (const candidate of [path, toggled]) {
-    try {
-      api.router.matchOperation({ method, path: candidate, headers: {} }, true);
-      return candidate;
-    } catch (error) {
-      if ((error as Error).message.startsWith('405')) otherMethod ??= candidate;
-    }
-  }
-  return otherMethod ?? path;
 }
 
 function isPercentEncodedUtf8(path: string): boolean {

@@ -9,7 +9,7 @@ import { jsonEqual, mergePatch, type Doc } from '../../domain/merge.ts';
 import { canRead, mustBeMachine, mustModify } from '../../domain/permissions.ts';
 import { versionPatch } from '../../domain/versions.ts';
 import { findEntity, findVersion, listVersions, type EntityRow } from '../../store/entities.ts';
-import { inTenant, type TenantRunner, type TenantSettings } from '../../store/tenant-scope.ts';
+import { inTenant, readInTenant, type TenantRunner, type TenantSettings } from '../../store/tenant-scope.ts';
 import { writeNew, writeNext } from '../../flows/entity-writes.ts';
 import { presentEntity, presentVersion } from '../present.ts';
 import { embedFields, embedded } from '../embed.ts';
@@ -72,7 +72,7 @@ async function create(kind: EntityKind, ctx: Ctx, run: TenantRunner) {
 
 async function read(db: Knex, kind: EntityKind, ctx: Ctx) {
   const fields = embedFields(kind, ctx.query.embed);
-  return inTenant(db, ctx.principal.tenantId, async (trx) => {
+  return readInTenant(db, ctx.principal.tenantId, async (trx) => {
     const row = await load(trx, kind, ctx, false);
     if (!canRead(ctx.principal, row)) throw new NotPermitted(`You may not read this ${kind.label}.`);
     const wanted = ctx.query.version as number | undefined;
@@ -109,7 +109,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
 async function versions(db: Knex, kind: EntityKind, ctx: Ctx) {
   const limit = (ctx.query.limit as number | undefined) ?? 20;
   const offset = (ctx.query.offset as number | undefined) ?? 0;
-  return inTenant(db, ctx.principal.tenantId, async (trx) => {
+  return readInTenant(db, ctx.principal.tenantId, async (trx) => {
     const row = await load(trx, kind, ctx, false);
     if (!canRead(ctx.principal, row)) throw new NotPermitted(`You may not read this ${kind.label}.`);
     const first = offset + 1;

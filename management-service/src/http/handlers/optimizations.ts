@@ -8,7 +8,7 @@ import { chooseOnOptimization, requestByOperator } from '../../flows/optimizatio
 import { fieldType } from '../../query/fields.ts';
 import { findEntity, type EntityRow } from '../../store/entities.ts';
 import { findOptimization, latestOptimization } from '../../store/optimizations.ts';
-import { inTenant } from '../../store/tenant-scope.ts';
+import { inTenant, readInTenant } from '../../store/tenant-scope.ts';
 import type { PostHandler } from '../idempotency.ts';
 import { presentEntity } from '../present.ts';
 import { listCollection, type Collection } from './collections.ts';
@@ -56,14 +56,14 @@ export function optimizationHandlers(
     others: {
       listOptimizations: (ctx) => listCollection(db, OPTIMIZATIONS, (path) => fieldType(schema, path), ctx),
       getLatestOptimization: (ctx) =>
-        inTenant(db, ctx.principal.tenantId, async (trx) => {
+        readInTenant(db, ctx.principal.tenantId, async (trx) => {
           const portfolio = await readablePortfolio(trx, ctx);
           const row = await latestOptimization(trx, portfolio.tenant_id, portfolio.id);
           if (!row) throw new EntityNotFound('optimization of this portfolio');
           return { status: row.doc.status === 'PENDING' ? 202 : 200, body: presentEntity(row) };
         }),
       getOptimization: (ctx) =>
-        inTenant(db, ctx.principal.tenantId, async (trx) => {
+        readInTenant(db, ctx.principal.tenantId, async (trx) => {
           const id = ctx.params.optimization_id!;
           const row = isId('O', id) ? await findOptimization(trx, ctx.principal.tenantId, id) : undefined;
           if (!row) throw new EntityNotFound('optimization');
