@@ -1,18 +1,38 @@
 // Entity store benchmark: POST /portfolios/, PATCH /portfolios/{id} and GET /portfolios/{id} at 32
 // concurrent clients (autocannon), against a minimal plain-pg script writing and reading the same
-// rows, alternating in one run; medians of the rounds. `npm run bench:entities`
+// rows, and the service's GET /livez against a bare Express 5 app and a bare Node http server,
+// alternating in one run; medians of the rounds, with the database round trips of each operation
+// (the service's http_request_database_round_trips, the script's own count). `npm run bench:entities`
 // (BENCH_SECONDS, BENCH_ROUNDS and BENCH_CONNECTIONS change the defaults of 8, 3 and 32).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { newId } from '@platform/shared';
-import { closedLoop, median, record, round, startBenchPlatform, type Figures } from './lib/harness.ts';
+import { freePort } from '@platform/test-support/ports';
+import { closedLoop, median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info' });
+// Requests are not counted against a rate limit here: the plain-pg script writes no counter row
+// either, and bench:rate-limits measures what counting costs (docs/adr/0023-rate-limits.md).
+const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0' });
 const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: CONNECTIONS });
+
+/** A bare server of bench/baselines/bare-http.ts in its own process, as the service is. */
+async function startBare(kind: 'express' | 'node'): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/baselines/bare-http.ts', kind, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bare ${kind} server exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', () => resolve());
+  });
+  return { url: `http://127.0.0.1:${port}`, process: child };
+}
+const bareExpress = await startBare('express');
+const bareNode = await startBare('node');
 
 const headers = { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' };
 const owner = ((await (await fetch(`${platform.managementUrl}/users/`, { method: 'POST', headers, body: '{}' })).json()) as { id: string }).id;
@@ -28,8 +48,8 @@ const portfolioBody = JSON.stringify({
 const storedDoc = async () => (await platform.db('entities').where({ type: 'portfolios' }).first('doc')).doc;
 
 /** The HTTP stack alone (routing, logging, no database): the ceiling any operation is under. */
-async function livez(): Promise<Figures> {
-  const result = await autocannon({ url: `${platform.managementUrl}/livez`, connections: CONNECTIONS, duration: SECONDS });
+async function livez(base: string): Promise<Figures> {
+  const result = await autocannon({ url: `${base}/livez`, connections: CONNECTIONS, duration: SECONDS });
   return { rps: round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors + result.non2xx };
 }
 
@@ -55,10 +75,16 @@ async function service(method: 'POST' | 'PATCH' | 'GET', ids: string[]): Promise
   return { rps: round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, errors: result.errors + result.non2xx };
 }
 
+/** Round trips of the plain-pg script per operation, counted as it makes them. */
+const plainTrips = { insert: { sum: 0, count: 0 }, update: { sum: 0, count: 0 }, select: { sum: 0, count: 0 } };
+
 async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[], doc: Record<string, unknown>): Promise<Figures> {
   const tenant = platform.tenantId;
+  const trips = plainTrips[operation];
   return closedLoop(CONNECTIONS, SECONDS, async (worker, n) => {
+    trips.count++;
     if (operation === 'select') {
+      trips.sum++;
       await pool.query(
         'select id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id from entities where tenant_id = $1 and id = $2',
         [tenant, ids[(worker * 7919 + n) % ids.length]],
@@ -66,6 +92,11 @@ async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[],
       return;
     }
     const client = await pool.connect();
+    const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+    client.query = ((text: string, values?: unknown[]) => {
+      trips.sum++;
+      return query(text, values);
+    }) as typeof client.query;
     try {
       await client.query('begin');
       const now = new Date();
@@ -96,16 +127,17 @@ async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[],
       await client.query('rollback');
       throw error;
     } finally {
+      client.query = query as typeof client.query;
       client.release();
     }
   });
 }
 
-type Row = { operation: string; service: Figures[]; plain: Figures[] };
+type Row = { operation: string; operationId: string; plainOp: keyof typeof plainTrips; service: Figures[]; plain: Figures[] };
 const rows: Row[] = [
-  { operation: 'POST /portfolios/', service: [], plain: [] },
-  { operation: 'PATCH /portfolios/{id}', service: [], plain: [] },
-  { operation: 'GET /portfolios/{id}', service: [], plain: [] },
+  { operation: 'POST /portfolios/', operationId: 'createPortfolio', plainOp: 'insert', service: [], plain: [] },
+  { operation: 'PATCH /portfolios/{id}', operationId: 'updatePortfolio', plainOp: 'update', service: [], plain: [] },
+  { operation: 'GET /portfolios/{id}', operationId: 'getPortfolio', plainOp: 'select', service: [], plain: [] },
 ];
 
 // Warm up both sides and have documents to patch and read.
@@ -121,9 +153,13 @@ const servicePortfolios = (await platform
 const plainPortfolios = (await platform.db('entities').where({ type: 'portfolios', version_author_id: 'bench' }).limit(2000).pluck('id')) as string[];
 
 const floor: Figures[] = [];
+const express5: Figures[] = [];
+const nodeHttp: Figures[] = [];
 for (let round_ = 1; round_ <= ROUNDS; round_++) {
   console.log(`[bench] round ${round_} of ${ROUNDS}`);
-  floor.push(await livez());
+  floor.push(await livez(platform.managementUrl));
+  express5.push(await livez(bareExpress.url));
+  nodeHttp.push(await livez(bareNode.url));
   rows[0]!.service.push(await service('POST', []));
   rows[0]!.plain.push(await plainPg('insert', [], doc));
   rows[1]!.service.push(await service('PATCH', servicePortfolios));
@@ -132,6 +168,8 @@ for (let round_ = 1; round_ <= ROUNDS; round_++) {
   rows[2]!.plain.push(await plainPg('select', plainPortfolios, doc));
 }
 
+const serviceTrips = await roundTripsByOperation(platform.metricsUrl);
+const perRequest = (t: { sum: number; count: number } | undefined) => (t && t.count > 0 ? round(t.sum / t.count, 1) : 0);
 const summary = rows.map((r) => {
   const pick = (list: Figures[], key: keyof Figures) => median(list.map((f) => f[key]));
   const s = {
@@ -141,25 +179,43 @@ const summary = rows.map((r) => {
     errors: r.service.reduce((a, f) => a + f.errors, 0),
   };
   const p = { rps: pick(r.plain, 'rps'), p50_ms: pick(r.plain, 'p50_ms'), p99_ms: pick(r.plain, 'p99_ms'), errors: r.plain.reduce((a, f) => a + f.errors, 0) };
-  return { operation: r.operation, service: s, plain_pg: p, ratio: round(s.rps / p.rps), rounds: { service: r.service, plain_pg: r.plain } };
+  return {
+    operation: r.operation,
+    service: { ...s, round_trips: perRequest(serviceTrips.get(r.operationId)) },
+    plain_pg: { ...p, round_trips: perRequest(plainTrips[r.plainOp]) },
+    ratio: round(s.rps / p.rps),
+    rounds: { service: r.service, plain_pg: r.plain },
+  };
 });
+const http = [
+  { server: 'service `GET /livez` (contract routing, auth skipped, access log, span, metrics)', rounds: floor },
+  { server: 'bare Express 5 app, `GET /livez`', rounds: express5 },
+  { server: 'bare Node http server, `GET /livez`', rounds: nodeHttp },
+].map((h) => ({ ...h, rps: median(h.rounds.map((f) => f.rps)), p50_ms: median(h.rounds.map((f) => f.p50_ms)), p99_ms: median(h.rounds.map((f) => f.p99_ms)) }));
+const livezRatio = round(http[0]!.rps / http[1]!.rps);
 
 const markdown = [
   `### Entity store (\`npm run bench:entities\`)`,
   '',
   `${CONNECTIONS} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s each, medians; measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine.`,
-  'Service: HTTP through autocannon (JWT check, contract validation, one transaction with row-level security, version row, JSON log line).',
-  'Plain pg: a script writing and reading the same rows with `pg` (no HTTP, no checks).',
+  'Service: HTTP through autocannon (JWT check, contract validation, row-level security, version row, outbox event, JSON access log line, span, metrics); requests not counted against a rate limit (bench:rate-limits measures that).',
+  'Plain pg: a script writing and reading the same rows with `pg` (no HTTP, no checks, no event). Round trips: per request, the service’s `http_request_database_round_trips` (a batch of statements sent together is one) and the script’s own count.',
   '',
-  '| operation | service req/s | p50 ms | p99 ms | plain pg ops/s | p50 ms | p99 ms | service / plain pg |',
-  '|---|---|---|---|---|---|---|---|',
+  '| operation | service req/s | p50 ms | p99 ms | round trips | plain pg ops/s | p50 ms | p99 ms | round trips | service / plain pg (target ≥ 0.5×) |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...summary.map(
     (r) =>
-      `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.ratio}× |`,
+      `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.service.round_trips} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.plain_pg.round_trips} | ${r.ratio}× ${r.ratio >= 0.5 ? 'met' : 'not met'} |`,
   ),
   '',
-  `For scale: \`GET /livez\` (routing, logging, no database) answers ${median(floor.map((f) => f.rps))} req/s here, so no operation of the HTTP interface can pass that rate on this machine.`,
-  `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}.`,
+  'The HTTP stack alone, no database, in the same run:',
+  '',
+  '| server | req/s | p50 ms | p99 ms | service / this |',
+  '|---|---|---|---|---|',
+  ...http.map((h) => `| ${h.server} | ${h.rps} | ${h.p50_ms} | ${h.p99_ms} | ${round(http[0]!.rps / h.rps)}× |`),
+  '',
+  `Target service \`/livez\` ≥ 0.8× the bare Express 5 app: ${livezRatio >= 0.8 ? 'met' : 'not met'} (${livezRatio}×).`,
+  `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0) + floor.reduce((a, f) => a + f.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}.`,
   `Target service ≥ 0.5× plain pg: ${
     summary.every((r) => r.ratio >= 0.5)
       ? 'met'
@@ -170,7 +226,8 @@ const markdown = [
   }.`,
 ].join('\n');
 
-record('entity-store', { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, livez_rps: floor.map((f) => f.rps), results: summary }, markdown);
+record('entity-store', { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, http, livez_vs_express: livezRatio, results: summary }, markdown);
 console.log(markdown);
+for (const bare of [bareExpress, bareNode]) bare.process.kill('SIGTERM');
 await pool.end();
 await platform.stop();

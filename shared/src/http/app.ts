@@ -12,6 +12,7 @@ import { decodeBody, mediaType } from './body.ts';
 import { compressResponse } from './compression.ts';
 import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
+import { fastParseRequest } from './parse-request.ts';
 import { RequestState, requestState } from './request-state.ts';
 import { unstorableIssues } from './storable.ts';
 import { issuesProblem, validationProblem } from './validation.ts';
@@ -192,6 +193,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
   }
   await api.init();
   const route = precompileRoutes(api);
+  fastParseRequest(api.router);
   const log = accessLog(logger);
   const readBody = express.raw({ type: () => true, limit: options.bodyLimitBytes });
 
