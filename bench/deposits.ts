@@ -8,14 +8,15 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { parseDecimal, sum, toText, type Money } from '@platform/shared';
-import { median, record, round, startBenchPlatform, type Figures } from './lib/harness.ts';
+import { median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const AMOUNT = '10.00';
 
-const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info' });
+// Not counted against a rate limit, as in bench:entities (bench:rate-limits measures what counting costs).
+const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0' });
 try {
   const headers = { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' };
   const url = platform.managementUrl;
@@ -151,13 +152,25 @@ try {
   await deposits(spread);
   const sampled = await checkReplaySample();
 
+  // Database round trips per request of each phase: the service's histogram before and after it.
+  const trips = { users: { sum: 0, count: 0 }, spread: { sum: 0, count: 0 }, hot: { sum: 0, count: 0 }, replay: { sum: 0, count: 0 } };
+  async function counted(phase: keyof typeof trips, operationId: string, run: () => Promise<Figures>): Promise<Figures> {
+    const before = (await roundTripsByOperation(platform.metricsUrl)).get(operationId) ?? { sum: 0, count: 0 };
+    const figures = await run();
+    const after = (await roundTripsByOperation(platform.metricsUrl)).get(operationId) ?? { sum: 0, count: 0 };
+    trips[phase].sum += after.sum - before.sum;
+    trips[phase].count += after.count - before.count;
+    return figures;
+  }
+
   for (let round_ = 1; round_ <= ROUNDS; round_++) {
     console.log(`[bench] round ${round_} of ${ROUNDS}`);
-    rows.users.push(await users());
-    rows.spread.push(await deposits(spread));
-    rows.hot.push(await deposits([hot]));
-    rows.replay.push(await replays());
+    rows.users.push(await counted('users', 'createUser', users));
+    rows.spread.push(await counted('spread', 'createDeposit', () => deposits(spread)));
+    rows.hot.push(await counted('hot', 'createDeposit', () => deposits([hot])));
+    rows.replay.push(await counted('replay', 'createDeposit', replays));
   }
+  const tripsOf = (phase: keyof typeof trips) => (trips[phase].count > 0 ? round(trips[phase].sum / trips[phase].count, 1) : 0);
 
   // Requests cut off when a timed window closed may have committed unseen: settle each key that got
   // no 201 by re-sending it, as a client would. A stored 201 means it was booked during the run.
@@ -228,13 +241,13 @@ try {
   });
   const base = pick(rows.users);
   const summary = [
-    { operation: 'POST /users/ (entity-store create, no key): baseline', rounds: rows.users },
-    { operation: `POST /events/deposit/, new key, ${CONNECTIONS} portfolios (one per client)`, rounds: rows.spread },
-    { operation: `POST /events/deposit/, new key, 1 portfolio for all ${CONNECTIONS} clients (hot row)`, rounds: rows.hot },
-    { operation: 'POST /events/deposit/, replay of a used key and body', rounds: rows.replay },
+    { operation: 'POST /users/ (entity-store create, no key): baseline', rounds: rows.users, round_trips: tripsOf('users') },
+    { operation: `POST /events/deposit/, new key, ${CONNECTIONS} portfolios (one per client)`, rounds: rows.spread, round_trips: tripsOf('spread') },
+    { operation: `POST /events/deposit/, new key, 1 portfolio for all ${CONNECTIONS} clients (hot row)`, rounds: rows.hot, round_trips: tripsOf('hot') },
+    { operation: 'POST /events/deposit/, replay of a used key and body', rounds: rows.replay, round_trips: tripsOf('replay') },
   ].map((r) => {
     const f = pick(r.rounds);
-    return { operation: r.operation, ...f, ratio: round(f.rps / base.rps), rounds: r.rounds };
+    return { operation: r.operation, ...f, round_trips: r.round_trips, ratio: round(f.rps / base.rps), rounds: r.rounds };
   });
 
   const markdown = [
@@ -243,11 +256,12 @@ try {
     `${CONNECTIONS} concurrent clients (autocannon), ${ROUNDS} alternating rounds of ${SECONDS} s each, medians; measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine.`,
     `Deposit: \`POST /events/deposit/\` of ${AMOUNT} EUR with a new \`Idempotency-Key\` and external_id, tenant broker integration CLIENT (201, settled): key claimed, CASH transaction, portfolio cash and version row, outbox events and the stored response in one transaction with row-level security.`,
     'Replay: the same key and body sent again; the answer is the stored 201 with `Idempotency-Replayed: true` (any other answer counts as an error).',
-    "Baseline: `POST /users/` with `{}` and no key, the entity store's plain create, measured the same way in the same run.",
+    "Baseline: `POST /users/` with `{}` and no key, the entity store's plain create, measured the same way in the same run. Requests are not counted against a rate limit (bench:rate-limits measures that).",
+    'Round trips: database round trips per request (the service’s `http_request_database_round_trips`; a batch of statements sent together is one).',
     '',
-    '| operation | req/s | p50 ms | p99 ms | errors or wrong answers | req/s / POST /users/ |',
-    '|---|---|---|---|---|---|',
-    ...summary.map((r) => `| ${r.operation} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} | ${r.ratio}× |`),
+    '| operation | req/s | p50 ms | p99 ms | round trips | errors or wrong answers | req/s / POST /users/ (target ≥ 0.5× for a new key) |',
+    '|---|---|---|---|---|---|---|',
+    ...summary.map((r) => `| ${r.operation} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.round_trips} | ${r.errors} | ${r.ratio}× |`),
     '',
     `Replay contract checked one by one on ${sampled} keys before the rounds (201, \`Idempotency-Replayed: true\`, body byte-equal to the first answer).`,
     `Correctness after the run: ${check.deposits_201} deposits answered 201 (${settled.booked_during_run + settled.booked_now + settled.failed} cut off when a timed window closed, settled by re-sending their key: ${settled.booked_during_run} already booked, ${settled.booked_now} booked then, ${settled.failed} failed); ${check.cash_transactions_in_db} CASH transactions in the database; ` +

@@ -14,6 +14,7 @@ import {
 } from '@platform/shared';
 import type { Principal } from '../domain/principal.ts';
 import { knexSql } from '../store/db.ts';
+import { deferredSql } from '../store/deferred.ts';
 import { inTenant, type TenantRunner, type TenantWork } from '../store/tenant-scope.ts';
 
 /** A POST handler: it does its work through `run`, in the transaction that also keeps its key. */
@@ -38,7 +39,8 @@ export function idempotent(options: IdempotencyOptions, handler: PostHandler): O
       const claim = await claimKey(knexSql(trx), scope, hash, options.retentionDays);
       if (!claim.claimed) return replay(claim, hash);
       const { stored, sent } = recorded(await handler(ctx, (work) => work(trx, tenant)));
-      await storeResponse(knexSql(trx), scope, stored);
+      // The stored response leaves with the COMMIT (store/deferred.ts).
+      await storeResponse(deferredSql(trx), scope, stored);
       return sent;
     };
     try {

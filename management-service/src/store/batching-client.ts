@@ -4,16 +4,23 @@ import { countRoundTrip } from '@platform/shared';
 
 /**
  * A Postgres connection that sends what can go together in one round trip (docs/adr/0031-http-hot-path.md):
- * a transaction's BEGIN waits and leaves with its first statement, a session's tenant scope goes in
- * front of every statement, and such a group is written at once (extended protocol, one Sync), so
- * the server runs it as one unit and answers once.
+ * a transaction's BEGIN, and statements whose answer nobody waits for, leave with the next
+ * statement; a read session's tenant scope goes in front of every statement. Such a group is
+ * written at once with one Sync (extended protocol), so the server runs it in order as one unit
+ * and answers once; an error stops the rest of the group.
  */
 
 export type Statement = { text: string; values?: unknown[]; rowMode?: string; types?: unknown };
+
+/** A statement sent ahead of others; `check` may refuse its answer, which then fails the transaction. */
+export type Ahead = Statement & { check?: (result: pg.QueryResult) => Error | undefined };
+
 type Callback = (error: Error | null, result?: pg.QueryResult) => void;
+type BatchCallback = (error: Error | null, results?: pg.QueryResult[]) => void;
 
 const BEGIN = /^\s*begin\s*;?\s*$/i;
-const END = /^\s*(commit|rollback)\s*;?\s*$/i;
+const COMMIT = /^\s*commit\s*;?\s*$/i;
+const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
 /** Text of one statement (only a trailing semicolon): the extended protocol takes no more. */
 const oneStatement = (text: string) => !text.replace(/;\s*$/, '').includes(';');
 
@@ -30,20 +37,19 @@ type PgConnection = {
 };
 
 /** pg's Query as this module uses it: a client takes any instance of it as a query of its own. */
-const Query = pg.Query as unknown as new (config: pg.QueryConfig) => { callback: Callback };
+const Query = pg.Query as unknown as new (config: pg.QueryConfig) => { callback: (error: Error | null, results?: unknown) => void };
 
-/** Statements sent with one Sync: the server runs them in order as one unit; the answer is the last one's. */
+/** Statements sent with one Sync: the server runs them in order as one unit; one answer per statement. */
 class Batch extends Query {
   readonly #statements: { text: string; values: unknown[] }[];
 
-  constructor(statements: Statement[], callback: Callback) {
+  constructor(statements: Statement[], callback: BatchCallback) {
     const last = statements[statements.length - 1]!;
     super({ text: last.text, rowMode: last.rowMode, types: last.types } as pg.QueryConfig);
     this.#statements = statements.map((s) => ({ text: s.text, values: s.values ?? [] }));
     this.callback = (error, results) => {
       if (error) return callback(error);
-      const all = results as unknown as pg.QueryResult | pg.QueryResult[];
-      callback(null, Array.isArray(all) ? all[all.length - 1] : all);
+      callback(null, Array.isArray(results) ? (results as pg.QueryResult[]) : [results as pg.QueryResult]);
     };
   }
 
@@ -73,8 +79,12 @@ class Batch extends Query {
 const answered = (command: string): pg.QueryResult => ({ command, rowCount: null, oid: 0, rows: [], fields: [] }) as unknown as pg.QueryResult;
 
 export class BatchingClient extends pg.Client {
-  /** Statements waiting to leave with the next one (a BEGIN). */
-  #pending: Statement[] = [];
+  /** Statements that leave with the next one: a BEGIN, a transaction's scope, statements nobody waits for. */
+  #ahead: Ahead[] = [];
+  /** BEGIN is waiting in #ahead: the server has not seen the transaction yet. */
+  #beginWaiting = false;
+  /** A check refused an answer: nothing more of this transaction runs, and it cannot commit. */
+  #refused: Error | undefined;
   /**
    * A tenant-scoped read session: this statement goes in front of every statement, and BEGIN,
    * COMMIT and ROLLBACK are answered here, so that each read is one implicit transaction of the
@@ -82,9 +92,14 @@ export class BatchingClient extends pg.Client {
    */
   scope: Statement | undefined;
 
+  /** `statement` leaves with the next statement of this connection (at the latest its COMMIT). */
+  ahead(statement: Ahead): void {
+    this.#ahead.push(statement);
+  }
+
   override query(...args: unknown[]): never {
     const [config, callback] = args as [Statement | string, unknown];
-    // knex sends `{ text, values }` with a callback; anything else (a pool check, a stream) goes as it is.
+    // knex sends `{ text, values }` with a callback; anything else (a version check, a stream) goes as it is.
     if (typeof config !== 'object' || config === null || typeof callback !== 'function' || 'submit' in config) {
       return (super.query as (...a: unknown[]) => never)(...args);
     }
@@ -95,28 +110,78 @@ export class BatchingClient extends pg.Client {
   #send(statement: Statement, callback: Callback): void {
     const text = statement.text;
     if (BEGIN.test(text)) {
-      if (!this.scope) this.#pending.push({ text: 'begin' });
+      if (!this.scope) {
+        this.#ahead.push({ text: 'begin' });
+        this.#beginWaiting = true;
+      }
       return process.nextTick(callback, null, answered('BEGIN'));
     }
-    if (END.test(text)) {
-      const command = text.trim().split(/[\s;]/)[0]!.toUpperCase();
-      // A transaction that sent nothing yet ends here; a read session has none to end.
-      if (this.scope || this.#pending.length > 0) {
-        this.#pending = [];
-        return process.nextTick(callback, null, answered(command));
-      }
+    if (ROLLBACK.test(text)) {
+      const sent = !this.scope && !this.#beginWaiting;
+      this.#reset();
+      if (!sent) return process.nextTick(callback, null, answered('ROLLBACK'));
+      return this.#wire([statement], (error) => callback(error, answered('ROLLBACK')));
     }
-    const before = this.scope ? [...this.#pending, this.scope] : this.#pending;
-    this.#pending = [];
-    if (before.length === 0) return this.#wire(statement, callback);
-    if (statement.values?.length || oneStatement(text)) return this.#wire(new Batch([...before, statement], callback));
+    const refused = this.#refused;
+    if (refused) {
+      if (!COMMIT.test(text)) return process.nextTick(callback, refused);
+      // The server ran the transaction's statements; what it answered was refused: it must not commit.
+      this.#reset();
+      return this.#wire([{ text: 'rollback' }], () => callback(refused));
+    }
+    if (COMMIT.test(text)) {
+      // Nothing of this transaction reached the server, or there is no transaction (a read session).
+      if (this.scope || (this.#beginWaiting && this.#ahead.every((s) => s.text === 'begin' || s.check))) {
+        this.#reset();
+        return process.nextTick(callback, null, answered('COMMIT'));
+      }
+      const group = [...this.#ahead, statement];
+      this.#reset();
+      if (group.length === 1) return this.#wire(group, (error, results) => callback(error, results?.[0]));
+      // A statement before COMMIT failed: the server skipped the COMMIT and the transaction is aborted.
+      return this.#wire(group, (error, results) =>
+        error ? this.#wire([{ text: 'rollback' }], () => callback(error)) : callback(null, results![results!.length - 1]),
+      );
+    }
+    const before: Ahead[] = this.scope ? [...this.#ahead, this.scope] : this.#ahead;
+    this.#ahead = [];
+    this.#beginWaiting = false;
+    if (before.length === 0) return this.#wire([statement], (error, results) => callback(error, results?.[0]));
+    if (statement.values?.length || oneStatement(text)) return this.#wire([...before, statement], this.#answer(before, callback));
     // Several statements in one text (a migration) go by the simple protocol, after the rest.
-    this.#wire(new Batch(before, (error) => (error ? callback(error) : this.#wire(statement, callback))));
+    this.#wire(
+      before,
+      this.#answer(before, (error) => (error ? callback(error) : this.#wire([statement], (e, r) => callback(e, r?.[0])))),
+    );
   }
 
-  #wire(query: Statement | Batch, callback?: Callback): void {
+  /** Runs the checks of the statements sent ahead, then answers the last statement of the group. */
+  #answer(before: Ahead[], callback: Callback): BatchCallback {
+    return (error, results) => {
+      if (error) return callback(error);
+      for (let i = 0; i < before.length; i++) {
+        const refused = before[i]!.check?.(results![i]!);
+        if (refused) {
+          this.#refused = refused;
+          return callback(refused);
+        }
+      }
+      callback(null, results![results!.length - 1]);
+    };
+  }
+
+  #reset(): void {
+    this.#ahead = [];
+    this.#beginWaiting = false;
+    this.#refused = undefined;
+  }
+
+  #wire(statements: Statement[], callback: BatchCallback): void {
     countRoundTrip();
-    if (query instanceof Batch) (super.query as (q: Batch) => void)(query);
-    else (super.query as (q: Statement, cb: Callback) => void)(query, callback!);
+    if (statements.length > 1) {
+      (super.query as (q: Batch) => void)(new Batch(statements, callback));
+      return;
+    }
+    (super.query as (q: Statement, cb: Callback) => void)(statements[0]!, (error, result) => callback(error, result && [result]));
   }
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { deferred } from './deferred.ts';
 import { activeTraceparent } from '@platform/shared';
 import type { EventEnvelope, OutboundEvent } from '../domain/events.ts';
 
@@ -59,14 +60,18 @@ type OutboxRow = {
   traceparent: string | null;
 };
 
-/** Inserts the rows and wakes the relay (NOTIFY is delivered at commit) in one round trip. */
+/** Inserts the rows and wakes the relay (NOTIFY is delivered at commit) in one statement. */
 async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<void> {
   // The span active here is the request's or the consumed message's: the relay sends its trace on.
   const traceparent = activeTraceparent() ?? null;
   const insert = trx('outbox')
     .insert(traceparent ? rows.map((row) => ({ ...row, traceparent })) : rows)
     .toSQL();
-  await trx.raw(`with inserted as (${insert.sql} returning 1) select pg_notify('outbox', '') where exists (select 1 from inserted)`, insert.bindings as never);
+  // Nothing waits for its answer: it leaves with the transaction's next statement (store/deferred.ts).
+  await deferred(
+    trx,
+    trx.raw(`with inserted as (${insert.sql} returning 1) select pg_notify('outbox', '') where exists (select 1 from inserted)`, insert.bindings as never),
+  );
 }
 
 /** A position in a tenant's event history: the writing transaction and the row. */

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { BatchingClient } from './batching-client.ts';
+import { batchingConnection } from './deferred.ts';
 
 export type TenantSettings = { broker_integration: 'CLIENT' | 'SERVICE' };
 
@@ -8,21 +9,58 @@ export type TenantWork<T> = (trx: Knex.Transaction, tenant: TenantSettings) => P
 /** Runs work in the request's tenant transaction (its own, or one it shares with its Idempotency-Key). */
 export type TenantRunner = <T>(work: TenantWork<T>) => Promise<T>;
 
+const SCOPE = `select set_config('app.tenant_id', $1, true), set_config('role', 'platform_tenant', true), set_config('lock_timeout', $2, true),
+                      (select broker_integration from tenants where id = $3) as broker_integration`;
+
+/** Each tenant's settings as its last transaction read them: what the next one expects to read. */
+const lastRead = new Map<string, TenantSettings>();
+const remember = (tenantId: string, settings: TenantSettings) => {
+  if (lastRead.size >= 10_000) lastRead.clear();
+  lastRead.set(tenantId, settings);
+};
+
+class SettingsChanged extends Error {
+  constructor() {
+    super("the tenant's settings changed since its last transaction");
+  }
+}
+
 /**
  * Runs `work` in one transaction as the `platform_tenant` role with `app.tenant_id` set, so that
  * row-level security shows only this tenant's rows even to a query that forgets to say so. The
- * same round trip reads the tenant's settings and sets the lock timeout (0: wait as long as it takes);
- * on the service's connections it is also the one that begins the transaction (store/batching-client.ts).
+ * same statement reads the tenant's settings and sets the lock timeout (0: wait as long as it takes).
+ *
+ * On the service's connections (docs/adr/0031-http-hot-path.md) that statement is no round trip
+ * of its own: it leaves with the work's first statement, and the work is given the settings the
+ * tenant's last transaction read. When the settings read in this transaction differ, this
+ * transaction is rolled back, whatever the work made of it, and runs again with them read first.
  */
-export function inTenant<T>(db: Knex, tenantId: string, work: TenantWork<T>, options: { lockTimeoutMs?: number } = {}): Promise<T> {
-  return db.transaction(async (trx) => {
-    const { rows } = await trx.raw(
-      `select set_config('app.tenant_id', ?, true), set_config('role', 'platform_tenant', true), set_config('lock_timeout', ?, true),
-              (select broker_integration from tenants where id = ?) as broker_integration`,
-      [tenantId, `${options.lockTimeoutMs ?? 0}ms`, tenantId],
-    );
-    return work(trx, { broker_integration: rows[0].broker_integration });
-  });
+export async function inTenant<T>(db: Knex, tenantId: string, work: TenantWork<T>, options: { lockTimeoutMs?: number } = {}): Promise<T> {
+  const values = [tenantId, `${options.lockTimeoutMs ?? 0}ms`, tenantId];
+  const expected = lastRead.get(tenantId);
+  let changed = false;
+  try {
+    return await db.transaction(async (trx) => {
+      const connection = expected && (await batchingConnection(trx));
+      if (connection) {
+        const check = (result: { rows: { broker_integration: string }[] }) => {
+          if (result.rows[0]?.broker_integration === expected.broker_integration) return undefined;
+          changed = true;
+          return new SettingsChanged();
+        };
+        connection.ahead({ text: SCOPE, values, check });
+        return work(trx, expected);
+      }
+      const { rows } = await trx.raw(SCOPE.replace(/\$\d/g, '?'), values);
+      const settings: TenantSettings = { broker_integration: rows[0].broker_integration };
+      remember(tenantId, settings);
+      return work(trx, settings);
+    });
+  } catch (error) {
+    if (!changed) throw error;
+    lastRead.delete(tenantId);
+    return inTenant(db, tenantId, work, options);
+  }
 }
 
 const READ_SCOPE = `select set_config('app.tenant_id', $1, true), set_config('role', 'platform_tenant', true)`;
