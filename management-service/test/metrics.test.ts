@@ -74,6 +74,28 @@ describe('metrics of both services', function () {
     assert.ok(!after.includes(user.body.id) && !after.includes('no-such-route'), 'no path or id becomes a label');
   });
 
+  it('counts the database round trips of each request by operationId (docs/adr/0031-http-hot-path.md)', async () => {
+    const before = await scrape('management');
+    const owner = (await api('POST', '/users/', build.user())).body;
+    const portfolio = (await api('POST', '/portfolios/', build.portfolio(owner.id))).body;
+    assert.equal((await api('GET', `/portfolios/${portfolio.id}`)).status, 200);
+    assert.equal((await api('PATCH', `/portfolios/${portfolio.id}`, { name: 'renamed' })).status, 200);
+    assert.equal((await fetch(`${platform.managementUrl}/livez`)).status, 200);
+    const after = await scrape('management');
+    const trips = (operation: string) => {
+      const moved = (name: string) => (series(after, name, { operation }) ?? 0) - (series(before, name, { operation }) ?? 0);
+      return { requests: moved('http_request_database_round_trips_count'), roundTrips: moved('http_request_database_round_trips_sum') };
+    };
+    assert.deepEqual(trips('livez'), { requests: 1, roundTrips: 0 });
+    assert.deepEqual(trips('getPortfolio'), { requests: 1, roundTrips: 1 }, 'tenant scope and read in one round trip');
+    // Scope with the first statement; the event with the COMMIT.
+    for (const operation of ['createPortfolio', 'updatePortfolio']) {
+      const { requests, roundTrips } = trips(operation);
+      assert.equal(requests, 1, operation);
+      assert.ok(roundTrips >= 2 && roundTrips <= 4, `${operation}: ${roundTrips} round trips`);
+    }
+  });
+
   it('counts the unpublished outbox rows and their age, and sees them published', async () => {
     const before = await scrape('management');
     const owner = (await api('POST', '/users/', build.user())).body;

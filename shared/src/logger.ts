@@ -2,8 +2,10 @@ import winston from 'winston';
 
 export type Logger = winston.Logger;
 
-/** Where winston keeps the finished line of a log entry (triple-beam's MESSAGE). */
+/** Where winston keeps the finished line of a log entry and its level (triple-beam's MESSAGE and LEVEL). */
 const MESSAGE = Symbol.for('message');
+const LEVEL = Symbol.for('level');
+const noop = () => {};
 
 /** JSON-lines logger; child loggers carry request_id, tenant and entity ids in scope. */
 export function createLogger(service: string, level = 'info'): Logger {
@@ -43,12 +45,19 @@ const field = (name: string, value: string | number | undefined) => (value === u
 export function accessLog(logger: Logger): (entry: AccessEntry) => void {
   const service = (logger.defaultMeta as { service?: string } | undefined)?.service;
   return (e) => {
-    if (!logger.isInfoEnabled()) return;
+    if (logger.silent || !logger.isInfoEnabled()) return;
     // Keys in the order winston's JSON format sorts them.
     const line =
       `{"duration_ms":${JSON.stringify(e.duration_ms)},"level":"info","message":${JSON.stringify(e.message)},"method":${JSON.stringify(e.method)}` +
       `${field('operation', e.operation)},"path":${JSON.stringify(e.path)},"request_id":${JSON.stringify(e.request_id)}${field('service', service)}` +
       `${field('span_id', e.span_id)}${field('status', e.status)}${field('tenant', e.tenant)},"timestamp":"${new Date().toISOString()}"${field('trace_id', e.trace_id)}}`;
-    logger.log({ level: 'info', message: e.message, [MESSAGE]: line });
+    const info = { level: 'info', message: e.message, [LEVEL]: 'info', [MESSAGE]: line };
+    // Straight to the transports that take info lines, as winston's own stream would hand it on.
+    for (const transport of logger.transports) {
+      const level = transport.level ?? logger.level;
+      if (transport.silent || logger.levels[level]! < logger.levels.info!) continue;
+      const out = transport.format ? transport.format.transform({ ...info }, transport.format.options) : info;
+      if (out) transport.log?.(out, noop);
+    }
   };
 }

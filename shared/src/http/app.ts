@@ -9,7 +9,7 @@ import { ProblemError, problemBody } from '../problem.ts';
 import { withRoundTrips } from '../round-trips.ts';
 import { SpanKind, traceFields, withTraceContext, type Tracing } from '../tracing.ts';
 import { decodeBody, mediaType } from './body.ts';
-import { compressResponse } from './compression.ts';
+import { COMPRESSION_MIN_BYTES, compressResponse } from './compression.ts';
 import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
 import { fastParseRequest } from './parse-request.ts';
@@ -291,6 +291,16 @@ function isPercentEncodedUtf8(path: string): boolean {
 }
 
 async function send(req: Request, res: Response, result: HandlerResult): Promise<void> {
+  const json = isPlainJson(result) ? JSON.stringify(result.body) : undefined;
+  if (json !== undefined && Buffer.byteLength(json) < COMPRESSION_MIN_BYTES) {
+    // Too small to be compressed: what express's status/set/type/send write for a JSON value, written
+    // directly (docs/adr/0031-http-hot-path.md); Node adds the Content-Length of a body given to end().
+    res.statusCode = result.status;
+    if (result.headers) for (const name in result.headers) res.setHeader(name, result.headers[name]!);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(json);
+    return;
+  }
   res.status(result.status).set(result.headers ?? {});
   if (result.body === undefined) {
     res.end();
@@ -303,7 +313,7 @@ async function send(req: Request, res: Response, result: HandlerResult): Promise
       ? Buffer.isBuffer(body)
         ? body
         : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-      : Buffer.from(JSON.stringify(body), 'utf8');
+      : Buffer.from(json ?? JSON.stringify(body), 'utf8');
   res.type(result.contentType ?? (body instanceof Uint8Array ? 'application/octet-stream' : 'application/json'));
   // Large answers go compressed when the client asks (docs/adr/0029-arrow-and-compression.md).
   const encoded = await compressResponse(req.get('accept-encoding'), bytes, res.get('content-type') ?? '', res.get('content-encoding') !== undefined);
@@ -311,6 +321,19 @@ async function send(req: Request, res: Response, result: HandlerResult): Promise
   if (encoded.coding) res.set('Content-Encoding', encoded.coding);
   res.send(encoded.body);
 }
+
+/** A JSON value as the default answer, of a status that has a body (express strips those of 204 and 304), without its own Content-Encoding. */
+const isPlainJson = (result: HandlerResult) =>
+  result.body !== undefined &&
+  !Object.keys(result.headers ?? {}).some((name) => name.toLowerCase() === 'content-encoding') &&
+  result.contentType === undefined &&
+  !Buffer.isBuffer(result.body) &&
+  !(result.body instanceof Uint8Array) &&
+  Number.isInteger(result.status) &&
+  result.status >= 200 &&
+  result.status <= 599 &&
+  result.status !== 204 &&
+  result.status !== 304;
 
 function refuseUnsupportedBody(operation: OpenAPIV3_1.OperationObject, req: Request): void {
   if (req.body === undefined) return;

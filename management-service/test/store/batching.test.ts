@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { createTestDatabase, type TestDatabase } from '@platform/test-support/database';
+import { createDb, type Db } from '../../src/store/db.ts';
+import { deferred } from '../../src/store/deferred.ts';
+import { insertEntity } from '../../src/store/entities.ts';
+import { inTenant, readInTenant } from '../../src/store/tenant-scope.ts';
+
+/** A user entity of the tenant whose doc names what the work was given (written as the tenant role may). */
+const note = (trx: Parameters<typeof insertEntity>[0], tenantId: string, id: string, text: string) =>
+  insertEntity(trx, {
+    tenant_id: tenantId,
+    id,
+    type: 'users',
+    parent_id: null,
+    version: 1,
+    doc: { note: text },
+    deleted: false,
+    readable_by: [],
+    modifiable_by: [],
+    created_at: new Date(),
+    version_at: new Date(),
+    version_author_id: null,
+  });
+
+// docs/adr/0031-http-hot-path.md: the service's connections send BEGIN, a tenant's scope and
+// statements nobody waits for together with the next statement; what each transaction means stays.
+
+describe('batching connections of the management service', function () {
+  this.timeout(30_000);
+  let database: TestDatabase;
+  let db: Db;
+  const tenants = () => database.db('tenants').orderBy('id').pluck('id');
+  const notes = (tenantId: string) =>
+    database.db('entities').where({ tenant_id: tenantId }).orderBy('id').select('id', database.db.raw(`doc->>'note' as note`));
+
+  before(async () => {
+    database = await createTestDatabase();
+    // One connection: whatever a transaction leaves behind meets the next one.
+    db = createDb(database.url, 1);
+    await database.db('tenants').insert([
+      { id: 'batch-a', name: 'A' },
+      { id: 'batch-b', name: 'B' },
+    ]);
+  });
+  after(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  it('commits a deferred statement with the transaction, and rolls the whole transaction back when it fails', async () => {
+    await db.transaction(async (trx) => {
+      await trx('tenants').insert({ id: 'batch-c', name: 'C' });
+      await deferred(trx, trx('tenants').insert({ id: 'batch-d', name: 'D' }));
+    });
+    assert.deepEqual(await tenants(), ['batch-a', 'batch-b', 'batch-c', 'batch-d']);
+
+    const failed = db.transaction(async (trx) => {
+      await trx('tenants').insert({ id: 'batch-e', name: 'E' });
+      await deferred(trx, trx('tenants').insert({ id: 'batch-a', name: 'taken' }));
+    });
+    await assert.rejects(failed, (error: { code?: string }) => error.code === '23505');
+    assert.deepEqual(await tenants(), ['batch-a', 'batch-b', 'batch-c', 'batch-d'], 'nothing of the failed transaction stays');
+    // The one connection is out of its aborted transaction.
+    assert.equal((await db.transaction((trx) => trx.raw('select 1 as one'))).rows[0].one, 1);
+  });
+
+  it('runs a deferred statement before the statement it leaves with', async () => {
+    const seen = await db.transaction(async (trx) => {
+      await deferred(trx, trx('tenants').where({ id: 'batch-d' }).update({ name: 'D2' }));
+      return (await trx('tenants').where({ id: 'batch-d' }).first('name')) as { name: string };
+    });
+    assert.equal(seen.name, 'D2');
+  });
+
+  it('reads under the tenant scope, and the scope ends with the read', async () => {
+    const scoped = await readInTenant(
+      db,
+      'batch-a',
+      async (trx) => (await trx.raw(`select current_setting('app.tenant_id') as tenant, current_user as role`)).rows[0],
+    );
+    assert.deepEqual(scoped, { tenant: 'batch-a', role: 'platform_tenant' });
+    const after = (await db.raw(`select current_setting('app.tenant_id', true) as tenant, current_user as role`)).rows[0];
+    assert.notEqual(after.role, 'platform_tenant');
+    assert.ok(!after.tenant, 'no tenant outside the read');
+  });
+
+  it("gives a transaction the tenant's settings it read, also when they changed since the last one", async () => {
+    const settings = () =>
+      inTenant(db, 'batch-b', async (trx, tenant) => ({ tenant, scoped: (await trx.raw(`select current_setting('app.tenant_id') as t`)).rows[0].t }));
+    assert.deepEqual(await settings(), { tenant: { broker_integration: 'CLIENT' }, scoped: 'batch-b' });
+    await database.db('tenants').where({ id: 'batch-b' }).update({ broker_integration: 'SERVICE' });
+    let runs = 0;
+    const written = await inTenant(db, 'batch-b', async (trx, tenant) => {
+      runs++;
+      // Written with the settings given: the first run's (stale) must not commit.
+      await note(trx, 'batch-b', `U${runs}`, tenant.broker_integration);
+      return tenant.broker_integration;
+    });
+    assert.equal(written, 'SERVICE');
+    assert.equal(runs, 2, 'run again with the settings read first');
+    assert.deepEqual(await notes('batch-b'), [{ id: 'U2', note: 'SERVICE' }]);
+    assert.deepEqual((await settings()).tenant, { broker_integration: 'SERVICE' });
+  });
+
+  it('still refuses the stale settings when the work swallows the error', async () => {
+    await database.db('tenants').where({ id: 'batch-b' }).update({ broker_integration: 'CLIENT' });
+    let runs = 0;
+    const result = await inTenant(db, 'batch-b', async (trx, tenant) => {
+      runs++;
+      await trx.raw('select 1').catch(() => undefined);
+      await note(trx, 'batch-b', `U${runs + 2}`, `swallowed ${tenant.broker_integration}`).catch(() => undefined);
+      return tenant.broker_integration;
+    });
+    assert.equal(result, 'CLIENT');
+    assert.equal(runs, 2);
+    assert.deepEqual(await notes('batch-b'), [
+      { id: 'U2', note: 'SERVICE' },
+      { id: 'U4', note: 'swallowed CLIENT' },
+    ]);
+  });
+});
