@@ -5,7 +5,6 @@ export type Logger = winston.Logger;
 /** Where winston keeps the finished line of a log entry and its level (triple-beam's MESSAGE and LEVEL). */
 const MESSAGE = Symbol.for('message');
 const LEVEL = Symbol.for('level');
-const noop = () => {};
 
 /** JSON-lines logger; child loggers carry request_id, tenant and entity ids in scope. */
 export function createLogger(service: string, level = 'info'): Logger {
@@ -39,25 +38,21 @@ const field = (name: string, value: string | number | undefined) => (value === u
 /**
  * The access log of an HTTP app (docs/adr/0031-http-hot-path.md): the same JSON line, with the same
  * fields in the same order, as `logger.child({ request_id, … }).info(message, { … })` wrote, but
- * written as text at once and handed to winston's transports finished, with no child logger or
- * format pipeline per request, and nothing built at all when info lines are not logged.
+ * written as text at once and handed on with its line finished (the format passes it through),
+ * with no child logger per request, and nothing built at all when info lines are not logged.
  */
 export function accessLog(logger: Logger): (entry: AccessEntry) => void {
   const service = (logger.defaultMeta as { service?: string } | undefined)?.service;
   return (e) => {
     if (logger.silent || !logger.isInfoEnabled()) return;
+    const timestamp = new Date().toISOString();
     // Keys in the order winston's JSON format sorts them.
     const line =
       `{"duration_ms":${JSON.stringify(e.duration_ms)},"level":"info","message":${JSON.stringify(e.message)},"method":${JSON.stringify(e.method)}` +
       `${field('operation', e.operation)},"path":${JSON.stringify(e.path)},"request_id":${JSON.stringify(e.request_id)}${field('service', service)}` +
-      `${field('span_id', e.span_id)}${field('status', e.status)}${field('tenant', e.tenant)},"timestamp":"${new Date().toISOString()}"${field('trace_id', e.trace_id)}}`;
-    const info = { level: 'info', message: e.message, [LEVEL]: 'info', [MESSAGE]: line };
-    // Straight to the transports that take info lines, as winston's own stream would hand it on.
-    for (const transport of logger.transports) {
-      const level = transport.level ?? logger.level;
-      if (transport.silent || logger.levels[level]! < logger.levels.info!) continue;
-      const out = transport.format ? transport.format.transform({ ...info }, transport.format.options) : info;
-      if (out) transport.log?.(out, noop);
-    }
+      `${field('span_id', e.span_id)}${field('status', e.status)}${field('tenant', e.tenant)},"timestamp":"${timestamp}"${field('trace_id', e.trace_id)}}`;
+    const info: Record<string | symbol, unknown> = { level: 'info', service, timestamp, [LEVEL]: 'info', [MESSAGE]: line };
+    for (const [key, value] of Object.entries(e)) if (value !== undefined) info[key] = value;
+    logger.write(info as unknown as winston.LogEntry);
   };
 }
