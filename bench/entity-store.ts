@@ -10,6 +10,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { newId } from '@platform/shared';
 import { freePort } from '@platform/test-support/ports';
+import { cpuPerOperation, cpuSeconds } from './lib/cpu.ts';
 import { closedLoop, median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -133,7 +134,20 @@ async function plainPg(operation: 'insert' | 'update' | 'select', ids: string[],
   });
 }
 
-type Row = { operation: string; operationId: string; plainOp: keyof typeof plainTrips; service: Figures[]; plain: Figures[] };
+type Measured = Figures & { cpu_ms: Record<string, number> };
+/** A measurement with the CPU time per operation of each process group named. */
+const withCpu = async (groups: Record<string, () => number>, run: () => Promise<Figures>): Promise<Measured> => {
+  const { operations: _operations, ...figures } = await cpuPerOperation(groups, async () => {
+    const f = await run();
+    return { ...f, operations: f.rps * SECONDS };
+  });
+  return figures;
+};
+const serviceCpu = { service: platform.cpu.service, postgres: platform.cpu.postgres, client: platform.cpu.bench };
+const plainCpu = { client: platform.cpu.bench, postgres: platform.cpu.postgres };
+const bareCpu = (pid: number) => ({ service: () => cpuSeconds([pid]), client: platform.cpu.bench });
+
+type Row = { operation: string; operationId: string; plainOp: keyof typeof plainTrips; service: Measured[]; plain: Measured[] };
 const rows: Row[] = [
   { operation: 'POST /portfolios/', operationId: 'createPortfolio', plainOp: 'insert', service: [], plain: [] },
   { operation: 'PATCH /portfolios/{id}', operationId: 'updatePortfolio', plainOp: 'update', service: [], plain: [] },
@@ -152,26 +166,48 @@ const servicePortfolios = (await platform
   .pluck('id')) as string[];
 const plainPortfolios = (await platform.db('entities').where({ type: 'portfolios', version_author_id: 'bench' }).limit(2000).pluck('id')) as string[];
 
-const floor: Figures[] = [];
-const express5: Figures[] = [];
-const nodeHttp: Figures[] = [];
+/**
+ * Between two measurements: the relay has sent every event of the service's writes, and the tables
+ * written are vacuumed and analyzed, so that neither the relay nor autovacuum of one phase runs
+ * (and is counted) in the next.
+ */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { n } = (await platform.db('outbox').whereNull('published_at').count({ n: '*' }).first()) as { n: string };
+    if (Number(n) === 0) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await platform.db.raw('vacuum (analyze) entities, entity_versions, outbox');
+}
+
+const floor: Measured[] = [];
+const express5: Measured[] = [];
+const nodeHttp: Measured[] = [];
 for (let round_ = 1; round_ <= ROUNDS; round_++) {
   console.log(`[bench] round ${round_} of ${ROUNDS}`);
-  floor.push(await livez(platform.managementUrl));
-  express5.push(await livez(bareExpress.url));
-  nodeHttp.push(await livez(bareNode.url));
-  rows[0]!.service.push(await service('POST', []));
-  rows[0]!.plain.push(await plainPg('insert', [], doc));
-  rows[1]!.service.push(await service('PATCH', servicePortfolios));
-  rows[1]!.plain.push(await plainPg('update', plainPortfolios, doc));
-  rows[2]!.service.push(await service('GET', servicePortfolios));
-  rows[2]!.plain.push(await plainPg('select', plainPortfolios, doc));
+  await settle();
+  floor.push(await withCpu(serviceCpu, () => livez(platform.managementUrl)));
+  express5.push(await withCpu(bareCpu(bareExpress.process.pid!), () => livez(bareExpress.url)));
+  nodeHttp.push(await withCpu(bareCpu(bareNode.process.pid!), () => livez(bareNode.url)));
+  rows[0]!.service.push(await withCpu(serviceCpu, () => service('POST', [])));
+  await settle();
+  rows[0]!.plain.push(await withCpu(plainCpu, () => plainPg('insert', [], doc)));
+  await settle();
+  rows[1]!.service.push(await withCpu(serviceCpu, () => service('PATCH', servicePortfolios)));
+  await settle();
+  rows[1]!.plain.push(await withCpu(plainCpu, () => plainPg('update', plainPortfolios, doc)));
+  await settle();
+  rows[2]!.service.push(await withCpu(serviceCpu, () => service('GET', servicePortfolios)));
+  rows[2]!.plain.push(await withCpu(plainCpu, () => plainPg('select', plainPortfolios, doc)));
 }
 
 const serviceTrips = await roundTripsByOperation(platform.metricsUrl);
 const perRequest = (t: { sum: number; count: number } | undefined) => (t && t.count > 0 ? round(t.sum / t.count, 1) : 0);
+/** Median CPU milliseconds per operation of each process group over the rounds. */
+const cpuOf = (list: Measured[]) => Object.fromEntries(Object.keys(list[0]!.cpu_ms).map((k) => [k, median(list.map((f) => f.cpu_ms[k]!))]));
+const cpuText = (cpu: Record<string, number>, ...names: string[]) => names.map((n) => cpu[n] ?? 0).join(' + ');
 const summary = rows.map((r) => {
-  const pick = (list: Figures[], key: keyof Figures) => median(list.map((f) => f[key]));
+  const pick = (list: Figures[], key: keyof Figures) => median(list.map((f) => f[key] as number));
   const s = {
     rps: pick(r.service, 'rps'),
     p50_ms: pick(r.service, 'p50_ms'),
@@ -181,8 +217,8 @@ const summary = rows.map((r) => {
   const p = { rps: pick(r.plain, 'rps'), p50_ms: pick(r.plain, 'p50_ms'), p99_ms: pick(r.plain, 'p99_ms'), errors: r.plain.reduce((a, f) => a + f.errors, 0) };
   return {
     operation: r.operation,
-    service: { ...s, round_trips: perRequest(serviceTrips.get(r.operationId)) },
-    plain_pg: { ...p, round_trips: perRequest(plainTrips[r.plainOp]) },
+    service: { ...s, round_trips: perRequest(serviceTrips.get(r.operationId)), cpu_ms: cpuOf(r.service) },
+    plain_pg: { ...p, round_trips: perRequest(plainTrips[r.plainOp]), cpu_ms: cpuOf(r.plain) },
     ratio: round(s.rps / p.rps),
     rounds: { service: r.service, plain_pg: r.plain },
   };
@@ -191,7 +227,13 @@ const http = [
   { server: 'service `GET /livez` (contract routing, auth skipped, access log, span, metrics)', rounds: floor },
   { server: 'bare Express 5 app, `GET /livez`', rounds: express5 },
   { server: 'bare Node http server, `GET /livez`', rounds: nodeHttp },
-].map((h) => ({ ...h, rps: median(h.rounds.map((f) => f.rps)), p50_ms: median(h.rounds.map((f) => f.p50_ms)), p99_ms: median(h.rounds.map((f) => f.p99_ms)) }));
+].map((h) => ({
+  ...h,
+  rps: median(h.rounds.map((f) => f.rps)),
+  p50_ms: median(h.rounds.map((f) => f.p50_ms)),
+  p99_ms: median(h.rounds.map((f) => f.p99_ms)),
+  cpu_ms: cpuOf(h.rounds),
+}));
 const livezRatio = round(http[0]!.rps / http[1]!.rps);
 
 const markdown = [
@@ -201,18 +243,21 @@ const markdown = [
   'Service: HTTP through autocannon (JWT check, contract validation, row-level security, version row, outbox event, JSON access log line, span, metrics); requests not counted against a rate limit (bench:rate-limits measures that).',
   'Plain pg: a script writing and reading the same rows with `pg` (no HTTP, no checks, no event). Round trips: per request, the service’s `http_request_database_round_trips` (a batch of statements sent together is one) and the script’s own count.',
   '',
-  '| operation | service req/s | p50 ms | p99 ms | round trips | plain pg ops/s | p50 ms | p99 ms | round trips | service / plain pg (target ≥ 0.5×) |',
-  '|---|---|---|---|---|---|---|---|---|---|',
+  '| operation | service req/s | p50 ms | p99 ms | round trips | CPU ms: service + Postgres + client | plain pg ops/s | p50 ms | p99 ms | round trips | CPU ms: Postgres + client | service / plain pg (target ≥ 0.5×) |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...summary.map(
     (r) =>
-      `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.service.round_trips} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.plain_pg.round_trips} | ${r.ratio}× ${r.ratio >= 0.5 ? 'met' : 'not met'} |`,
+      `| ${r.operation} | ${r.service.rps} | ${r.service.p50_ms} | ${r.service.p99_ms} | ${r.service.round_trips} | ${cpuText(r.service.cpu_ms, 'service', 'postgres', 'client')} | ${r.plain_pg.rps} | ${r.plain_pg.p50_ms} | ${r.plain_pg.p99_ms} | ${r.plain_pg.round_trips} | ${cpuText(r.plain_pg.cpu_ms, 'postgres', 'client')} | ${r.ratio}× ${r.ratio >= 0.5 ? 'met' : 'not met'} |`,
   ),
+  '',
+  'CPU ms: CPU time per request (per operation) of the service process, of Postgres (server and backends) and of the process that sends the load (autocannon, or the plain-pg script itself), medians over the rounds.',
+  'Before each measurement after a write, the relay has sent every event and the tables written are vacuumed and analyzed (the same for both sides).',
   '',
   'The HTTP stack alone, no database, in the same run:',
   '',
-  '| server | req/s | p50 ms | p99 ms | service / this |',
-  '|---|---|---|---|---|',
-  ...http.map((h) => `| ${h.server} | ${h.rps} | ${h.p50_ms} | ${h.p99_ms} | ${round(http[0]!.rps / h.rps)}× |`),
+  '| server | req/s | p50 ms | p99 ms | CPU ms: server + client | service / this |',
+  '|---|---|---|---|---|---|',
+  ...http.map((h) => `| ${h.server} | ${h.rps} | ${h.p50_ms} | ${h.p99_ms} | ${cpuText(h.cpu_ms, 'service', 'client')} | ${round(http[0]!.rps / h.rps)}× |`),
   '',
   `Target service \`/livez\` ≥ 0.8× the bare Express 5 app: ${livezRatio >= 0.8 ? 'met' : 'not met'} (${livezRatio}×).`,
   `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0) + floor.reduce((a, f) => a + f.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}.`,

@@ -15,6 +15,7 @@ import { createBusCredential } from '../../management-service/src/admin/bus-cred
 import { writeBusUsers } from '../../management-service/src/bus/sync.ts';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { startEmbeddedPostgres } from '@platform/test-support/postgres';
+import { cpuSeconds } from './cpu.ts';
 
 export type BenchPlatform = {
   databaseUrl: string;
@@ -25,6 +26,8 @@ export type BenchPlatform = {
   managementUrl: string;
   /** The Prometheus endpoint (`/metrics`) of the service that answers `managementUrl`. */
   metricsUrl: string;
+  /** CPU seconds used so far by the service, by the Postgres the harness started (0 with DATABASE_URL) and by this process. */
+  cpu: { service: () => number; postgres: () => number; bench: () => number };
   tenantId: string;
   token: string;
   stop: () => Promise<void>;
@@ -44,7 +47,9 @@ export async function startBenchPlatform(
     chmodSync(work, 0o755);
     resources.add(work, (dir) => rmSync(dir, { recursive: true, force: true }));
     let adminUrl = process.env.DATABASE_URL;
+    let postgresDir: string | undefined;
     if (!adminUrl) {
+      postgresDir = join(work, 'pg');
       const postgres = resources.add(await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log }), (p) => p.stop());
       adminUrl = postgres.url('postgres');
     }
@@ -120,7 +125,15 @@ export async function startBenchPlatform(
     const login = await fetch(`${managementUrl}/auth/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(key) });
     const { access_token: token } = (await login.json()) as { access_token: string };
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    return { databaseUrl, natsUrl, mqttUrl, db, managementUrl, metricsUrl, tenantId, token, stop: () => resources.closeAll() };
+    const cpu = {
+      service: () => cpuSeconds([service.pid!]),
+      postgres: () => (postgresDir ? cpuSeconds([], postgresDir) : 0),
+      bench: () => {
+        const { user, system } = process.cpuUsage();
+        return (user + system) / 1e6;
+      },
+    };
+    return { databaseUrl, natsUrl, mqttUrl, db, managementUrl, metricsUrl, cpu, tenantId, token, stop: () => resources.closeAll() };
   });
 }
 

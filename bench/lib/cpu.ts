@@ -1,0 +1,49 @@
+// CPU time of the processes a benchmark runs (Linux /proc), to tell where a request's time goes:
+// the service, Postgres, the client that loads them.
+import { readFileSync, readdirSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100;
+
+type Stat = { pid: number; ppid: number; seconds: number; command: string };
+
+function stat(pid: number): Stat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    // utime and stime, the process's own (its threads included).
+    return { pid, ppid: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND, command };
+  } catch {
+    return undefined;
+  }
+}
+
+const all = () =>
+  readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => stat(Number(name)))
+    .filter((s): s is Stat => s !== undefined);
+
+/** CPU seconds used so far by these processes and, for `postgresDir`, by its server and every backend. */
+export function cpuSeconds(pids: number[], postgresDir?: string): number {
+  const stats = all();
+  const chosen = new Set(pids);
+  if (postgresDir) {
+    const postmaster = stats.find((s) => s.command.includes(postgresDir) && /postgres/.test(s.command));
+    if (postmaster) for (const s of stats) if (s.pid === postmaster.pid || s.ppid === postmaster.pid) chosen.add(s.pid);
+  }
+  return stats.filter((s) => chosen.has(s.pid)).reduce((sum, s) => sum + s.seconds, 0);
+}
+
+/** CPU milliseconds per operation of each process group while `run` ran, and what it returned. */
+export async function cpuPerOperation<T extends { operations: number }>(
+  groups: Record<string, () => number>,
+  run: () => Promise<T>,
+): Promise<T & { cpu_ms: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(groups).map(([name, read]) => [name, read()]));
+  const result = await run();
+  const cpu_ms = Object.fromEntries(
+    Object.entries(groups).map(([name, read]) => [name, result.operations > 0 ? Math.round(((read() - before[name]!) * 1e6) / result.operations) / 1000 : 0]),
+  );
+  return { ...result, cpu_ms };
+}
