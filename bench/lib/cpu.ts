@@ -4,15 +4,16 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100;
 
-type Stat = { pid: number; ppid: number; seconds: number; command: string };
+/** `seconds`: the process's own CPU (its threads included); `children`: that of its children that ended and were waited for. */
+type Stat = { pid: number; ppid: number; seconds: number; children: number; command: string };
 
 function stat(pid: number): Stat | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    // utime and stime, the process's own (its threads included).
-    return { pid, ppid: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND, command };
+    const ticks = (i: number) => Number(fields[i]) / TICKS_PER_SECOND;
+    return { pid, ppid: Number(fields[1]), seconds: ticks(11) + ticks(12), children: ticks(13) + ticks(14), command };
   } catch {
     return undefined;
   }
@@ -24,15 +25,19 @@ const all = () =>
     .map((name) => stat(Number(name)))
     .filter((s): s is Stat => s !== undefined);
 
-/** CPU seconds used so far by these processes and, for `postgresDir`, by its server and every backend. */
+/**
+ * CPU seconds used so far by these processes and, for `postgresDir`, by its server and every
+ * backend, those that ended too (the server waits for them).
+ */
 export function cpuSeconds(pids: number[], postgresDir?: string): number {
   const stats = all();
-  const chosen = new Set(pids);
-  if (postgresDir) {
-    const postmaster = stats.find((s) => s.command.includes(postgresDir) && /postgres/.test(s.command));
-    if (postmaster) for (const s of stats) if (s.pid === postmaster.pid || s.ppid === postmaster.pid) chosen.add(s.pid);
+  let total = stats.filter((s) => pids.includes(s.pid)).reduce((sum, s) => sum + s.seconds, 0);
+  const postmaster = postgresDir ? stats.find((s) => s.command.includes(postgresDir) && /postgres/.test(s.command)) : undefined;
+  if (postmaster) {
+    total += postmaster.seconds + postmaster.children;
+    for (const s of stats) if (s.ppid === postmaster.pid) total += s.seconds;
   }
-  return stats.filter((s) => chosen.has(s.pid)).reduce((sum, s) => sum + s.seconds, 0);
+  return total;
 }
 
 /** CPU milliseconds per operation of each process group while `run` ran, and what it returned. */
