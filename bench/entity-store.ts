@@ -203,6 +203,7 @@ for (let round_ = 1; round_ <= ROUNDS; round_++) {
 
 const serviceTrips = await roundTripsByOperation(platform.metricsUrl);
 const perRequest = (t: { sum: number; count: number } | undefined) => (t && t.count > 0 ? round(t.sum / t.count, 1) : 0);
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 /** Median CPU milliseconds per operation of each process group over the rounds. */
 const cpuOf = (list: Measured[]) => Object.fromEntries(Object.keys(list[0]!.cpu_ms).map((k) => [k, median(list.map((f) => f.cpu_ms[k]!))]));
 const cpuText = (cpu: Record<string, number>, ...names: string[]) => names.map((n) => cpu[n] ?? 0).join(' + ');
@@ -260,6 +261,14 @@ const markdown = [
   ...http.map((h) => `| ${h.server} | ${h.rps} | ${h.p50_ms} | ${h.p99_ms} | ${cpuText(h.cpu_ms, 'service', 'client')} | ${round(http[0]!.rps / h.rps)}× |`),
   '',
   `Target service \`/livez\` ≥ 0.8× the bare Express 5 app: ${livezRatio >= 0.8 ? 'met' : 'not met'} (${livezRatio}×).`,
+  '',
+  'Where the time goes (CPU per request, all processes, against the same work by the other side):',
+  ...summary.map((r) => {
+    const service = sum(Object.values(r.service.cpu_ms));
+    const plain = sum(Object.values(r.plain_pg.cpu_ms));
+    return `- ${r.operation}: ${round(service, 3)} ms (service ${r.service.cpu_ms.service}, Postgres ${r.service.cpu_ms.postgres}) against ${round(plain, 3)} ms for plain pg, ${round(service / plain, 1)}× the CPU.`;
+  }),
+  `- \`GET /livez\`: the service ${http[0]!.cpu_ms.service} ms against ${http[1]!.cpu_ms.service} ms for the bare Express 5 app.`,
   `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0) + floor.reduce((a, f) => a + f.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}.`,
   `Target service ≥ 0.5× plain pg: ${
     summary.every((r) => r.ratio >= 0.5)
