@@ -26,7 +26,7 @@ export type BenchPlatform = {
   managementUrl: string;
   /** The Prometheus endpoint (`/metrics`) of the service that answers `managementUrl`. */
   metricsUrl: string;
-  /** CPU seconds used so far by the service, by the Postgres the harness started (0 with DATABASE_URL) and by this process. */
+  /** CPU seconds used so far by the service that answers `managementUrl`, by the Postgres the harness started (0 with DATABASE_URL) and by this process. */
   cpu: { service: () => number; postgres: () => number; bench: () => number };
   tenantId: string;
   token: string;
@@ -78,6 +78,7 @@ export async function startBenchPlatform(
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const signingKey = await exportPKCS8(privateKey);
     const urls: string[] = [];
+    const pids: number[] = [];
     const metricsPort = await freePort();
     for (let replica = 0; replica < (options.replicas ?? 1); replica++) {
       const port = await freePort();
@@ -106,6 +107,7 @@ export async function startBenchPlatform(
         if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
       });
       urls.push(url);
+      pids.push(service.pid!);
     }
     const managementUrl = urls[0]!;
 
@@ -126,7 +128,7 @@ export async function startBenchPlatform(
     const { access_token: token } = (await login.json()) as { access_token: string };
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const cpu = {
-      service: () => cpuSeconds([service.pid!]),
+      service: () => cpuSeconds(pids.slice(0, 1)),
       postgres: () => (postgresDir ? cpuSeconds([], postgresDir) : 0),
       bench: () => {
         const { user, system } = process.cpuUsage();
