@@ -205,7 +205,9 @@ describe('reference data', () => {
     it('answers every known instrument of a built-in universe, by ISIN, with a single fields parameter', async () => {
       const res = await a.get(`${UNIVERSE}?universe_name=ROBO&fields=NAME`);
       assert.equal(res.status, 200, res.text);
-      assert.match(res.headers.get('server-timing') ?? '', /^answer;dur=\d+\.\d$/, 'the time the answer took');
+      const timing = /^answer;dur=(\d+\.\d), query;dur=(\d+\.\d)$/.exec(res.headers.get('server-timing') ?? '');
+      assert.ok(timing, `the time the answer took: ${res.headers.get('server-timing')}`);
+      assert.ok(Number(timing[2]) <= Number(timing[1]), 'waiting for DuckDB is part of it');
       assert.deepEqual(res.body, {
         data: { IE00B4L5Y983: { name: 'iShares Core MSCI World UCITS ETF USD (Acc)' }, US0378331005: { name: 'Apple (house name)' } },
         meta: null,

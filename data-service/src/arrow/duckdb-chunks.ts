@@ -25,6 +25,7 @@ import { DictionaryBuilder } from './dictionary.ts';
 import { grown } from './growth.ts';
 import { Utf8Builder } from './strings.ts';
 import { ValidityBuilder } from './validity.ts';
+import { WaitClock } from '../store/wait-clock.ts';
 
 /**
  * Arrow from DuckDB without a detour through JS values: the result's chunks are fetched, then
@@ -47,23 +48,23 @@ export type ArrowColumnSpec = {
   dictionary?: boolean;
 };
 
-/** The IPC stream (schema message, dictionaries, then one record batch) of a whole result. */
-export async function resultToArrowStream(result: DuckDBResult, columns: readonly ArrowColumnSpec[]): Promise<Uint8Array> {
-  return RecordBatchStreamWriter.writeAll([await resultToRecordBatch(result, columns)]).toUint8Array(true);
+/** The IPC stream (schema message, dictionaries, then one record batch) of a whole result; `clock` counts the waits for its chunks. */
+export async function resultToArrowStream(result: DuckDBResult, columns: readonly ArrowColumnSpec[], clock = new WaitClock()): Promise<Uint8Array> {
+  return RecordBatchStreamWriter.writeAll([await resultToRecordBatch(result, columns, clock)]).toUint8Array(true);
 }
 
 /**
  * The whole result as one record batch, with columns named by `columns` in result order. The next
  * chunk is fetched (on DuckDB's threads) while the current one is copied.
  */
-export async function resultToRecordBatch(result: DuckDBResult, columns: readonly ArrowColumnSpec[]): Promise<RecordBatch> {
+export async function resultToRecordBatch(result: DuckDBResult, columns: readonly ArrowColumnSpec[], clock = new WaitClock()): Promise<RecordBatch> {
   if (columns.length !== result.columnCount) throw new Error(`expected ${columns.length} columns, the result has ${result.columnCount}`);
   const builders = columns.map((c, i) => builderFor(result.columnTypeId(i), result.columnName(i), c.dictionary === true ? i : undefined));
   let length = 0;
   let next = result.fetchChunk();
   try {
     for (;;) {
-      const chunk = await next;
+      const chunk = await clock.wait(next);
       if (!chunk || chunk.rowCount === 0) break;
       next = result.fetchChunk();
       const rows = chunk.rowCount;

@@ -3,6 +3,7 @@ import { NotFound, type Loc } from '../domain/errors.ts';
 import { resultToArrowStream } from '../arrow/duckdb-chunks.ts';
 import { storedKeys } from '../custom/store.ts';
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
+import { WaitClock } from '../store/wait-clock.ts';
 import { resolveFields, unknownField } from '../domain/reference-fields.ts';
 import {
   customTypesSelect,
@@ -24,8 +25,8 @@ export type ReferenceRequest = {
   format: 'json' | 'arrow';
 };
 
-/** The encoded answer: UTF-8 JSON text or an Arrow IPC stream. */
-export type ReferenceAnswer = { format: 'json' | 'arrow'; bytes: Uint8Array };
+/** The encoded answer: UTF-8 JSON text or an Arrow IPC stream; `queryMs`: the part of its making spent waiting for DuckDB (queries, results). */
+export type ReferenceAnswer = { format: 'json' | 'arrow'; bytes: Uint8Array; queryMs: number };
 
 const NUMBER_TYPES = new Set(['BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE']);
 
@@ -53,13 +54,14 @@ export async function referenceAnswer(duck: DuckStore, request: ReferenceRequest
   return duck.use(async (session) => {
     const { conn, ref } = session;
     const { source, tenantId } = request;
+    const clock = new WaitClock();
     if (source.kind === 'universe' && source.name !== undefined) {
       const u = universeExistsSelect(ref, tenantId, source.name);
-      const found = (await conn.runAndReadAll(u.sql, u.values, u.types)).getRows()[0]?.[0] === true;
+      const found = (await clock.wait(conn.runAndReadAll(u.sql, u.values, u.types))).getRows()[0]?.[0] === true;
       if (!found) throw new NotFound(`Unknown universe '${source.name}'.`);
     }
     const fieldKeys = fields.map((f) => f.key);
-    const stored = new Set(fieldKeys.length + extras.length > 0 ? await storedKeys(conn, tenantId, [...fieldKeys, ...extras]) : []);
+    const stored = new Set(fieldKeys.length + extras.length > 0 ? await clock.wait(storedKeys(conn, tenantId, [...fieldKeys, ...extras])) : []);
     const missing = extras.findIndex((k) => !stored.has(k));
     if (missing >= 0) {
       const index = request.fieldsExtra.indexOf(extras[missing]!);
@@ -74,32 +76,35 @@ export async function referenceAnswer(duck: DuckStore, request: ReferenceRequest
       // A key that is also a requested field is already in that field's column.
       extras: extras.filter((k) => !fieldKeys.includes(k)).map((key) => ({ key, kind: 'json' as ExtraKind })),
     };
-    return request.format === 'json' ? jsonAnswer(session, plan) : arrowAnswer(session, plan);
+    return request.format === 'json' ? jsonAnswer(session, plan, clock) : arrowAnswer(session, plan, clock);
   });
 }
 
-async function jsonAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<ReferenceAnswer> {
+async function jsonAnswer({ conn }: DuckSession, plan: ReferencePlan, clock: WaitClock): Promise<ReferenceAnswer> {
   const q = referenceJsonSelect(plan);
-  const text = (await conn.runAndReadAll(q.sql, q.values, q.types)).getRows()[0]![0] as string;
-  return { format: 'json', bytes: Buffer.from(text, 'utf8') };
+  const text = (await clock.wait(conn.runAndReadAll(q.sql, q.values, q.types))).getRows()[0]![0] as string;
+  return { format: 'json', bytes: Buffer.from(text, 'utf8'), queryMs: clock.ms };
 }
 
-async function arrowAnswer({ conn }: DuckSession, plan: ReferencePlan): Promise<ReferenceAnswer> {
+async function arrowAnswer({ conn }: DuckSession, plan: ReferencePlan, clock: WaitClock): Promise<ReferenceAnswer> {
   let typed = plan;
   if (plan.extras.length > 0) {
     const t = customTypesSelect(
       plan,
       plan.extras.map((e) => e.key),
     );
-    const types = new Map((await conn.runAndReadAll(t.sql, t.values, t.types)).getRowsJson().map(([key, list]) => [key as string, list as string[]]));
+    const types = new Map(
+      (await clock.wait(conn.runAndReadAll(t.sql, t.values, t.types))).getRowsJson().map(([key, list]) => [key as string, list as string[]]),
+    );
     typed = { ...plan, extras: plan.extras.map((e) => ({ key: e.key, kind: customColumnKind(types.get(e.key) ?? []) })) };
   }
   const q = referenceSelect(typed);
-  const result = await conn.stream(q.sql, q.values, q.types);
+  const result = await clock.wait(conn.stream(q.sql, q.values, q.types));
   // instrument_id, then the fields (categories dictionary-encoded), then the extra keys.
   const bytes = await resultToArrowStream(
     result,
     q.columns.map((name, i) => ({ name, nullable: i > 0, dictionary: typed.fields[i - 1]?.category === true })),
+    clock,
   );
-  return { format: 'arrow', bytes };
+  return { format: 'arrow', bytes, queryMs: clock.ms };
 }

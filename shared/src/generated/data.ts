@@ -1262,8 +1262,9 @@ export interface components {
         RetryAfter: number;
         /**
          * @description How long the service took to make the answer (its DuckDB queries and the JSON or Arrow
-         *     encoding), in milliseconds (W3C Server Timing): `answer;dur=12.3`. Compressing and sending
-         *     the answer are not part of it.
+         *     encoding), and the part of that spent waiting for DuckDB (running the queries, fetching
+         *     their results; the rest is encoding), in milliseconds (W3C Server Timing):
+         *     `answer;dur=12.3, query;dur=8.1`. Compressing and sending the answer are not part of it.
          */
         ServerTiming: string;
         /** @description Present with value `true` when the response is a stored replay of an earlier request with the same Idempotency-Key. */
