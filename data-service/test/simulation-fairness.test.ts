@@ -74,8 +74,13 @@ describe('future performance: fairness between tenants and cancellation', functi
     runs.push(track('B', simulate(b, TINY)));
     await counts({ running: 1, waiting: 3 }, 'B waits');
     await Promise.all(runs);
-    // First come, first served would be A1, A2, A3, B.
-    assert.deepEqual(finished, ['A1', 'B', 'A2', 'A3']);
+    // First come, first served would be A1, A2, A3, B. B may even pass A1, which shares the threads
+    // with it once it arrives (docs/adr/0030-monte-carlo-threads.md); it never waits for A2 and A3.
+    assert.deepEqual(
+      finished.filter((label) => label !== 'B'),
+      ['A1', 'A2', 'A3'],
+    );
+    assert.ok(finished.indexOf('B') < finished.indexOf('A2'), `B before A2 and A3: ${finished.join(', ')}`);
     await counts({ running: 0, waiting: 0 }, 'all answered');
   });
 
