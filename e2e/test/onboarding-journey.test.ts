@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { components } from '@platform/shared/generated/management';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
-import { dataClient, managementClient } from '../src/clients.ts';
+import { managementClient } from '../src/clients.ts';
+import { eurEtfModel, type SampleModel } from '../src/sample-model.ts';
 
 // The suitability onboarding journey through the generated, contract-checked client
 // (docs/adr/0027-assessments.md): a new tenant's default questionnaire, its risk profiles as score
@@ -24,7 +25,7 @@ const DAY_MS = 86_400_000;
 describe('suitability onboarding journey (generated client)', function () {
   this.timeout(120_000);
   let platform: TestPlatform;
-  let model: { equity: string[]; bonds: string[] };
+  let model: SampleModel;
 
   // The journey's state, built step by step by the tests below (they run in order).
   let machine: Client;
@@ -125,19 +126,7 @@ describe('suitability onboarding journey (generated client)', function () {
 
   before(async () => {
     platform = await startTestPlatform();
-    // EUR-priced ETFs of the sample universe for the policy's model portfolio, as in robo-journey.test.ts.
-    const sample = await platform.tenant();
-    const reference = await dataClient(platform.dataUrl, sample.tenantId, sample.apiKey).GET('/data/reference/universe/', {
-      params: { query: { universe_name: 'GLOBAL', fields: ['INSTRUMENT_TYPE', 'ASSET_CLASS', 'CURRENCY', 'PRICE'] } },
-    });
-    assert.equal(reference.response.status, 200);
-    const etfs = Object.entries((reference.data as { data: Record<string, Record<string, unknown>> }).data).filter(
-      ([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && typeof f.price === 'number',
-    );
-    const of = (assetClass: string) => etfs.filter(([, f]) => f.asset_class === assetClass).map(([isin]) => isin);
-    model = { equity: of('EQUITY').slice(0, 2), bonds: of('FIXED_INCOME').slice(0, 1) };
-    assert.equal(model.equity.length, 2, 'two EUR equity ETFs in the sample');
-    assert.equal(model.bonds.length, 1, 'an EUR bond ETF in the sample');
+    model = await eurEtfModel(platform.dataUrl, await platform.tenant());
   });
   after(() => platform?.stop());
 

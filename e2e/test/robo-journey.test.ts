@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { parseDecimal, sum, toText } from '@platform/shared';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
-import { dataClient, managementClient } from '../src/clients.ts';
+import { managementClient } from '../src/clients.ts';
+import { eurEtfModel, type SampleModel } from '../src/sample-model.ts';
 
 // The robo-advice journey across both services (management service, NATS, the data service's
 // optimizer, the simulated broker): funding → optimization → the owner's acceptance or the
@@ -39,23 +40,11 @@ type Journey = {
 describe('robo-advice journeys across both services', function () {
   this.timeout(120_000);
   let platform: TestPlatform;
-  let model: { equity: string[]; bonds: string[] };
+  let model: SampleModel;
 
   before(async () => {
     platform = await startTestPlatform({ BROKER_SIMULATED_LATENCY_MS: '5' }, { ownNats: true });
-    // EUR-priced ETFs of the sample universe: the optimizer prices orders in the base currency.
-    const tenant = await platform.tenant();
-    const reference = await dataClient(platform.dataUrl, tenant.tenantId, tenant.apiKey).GET('/data/reference/universe/', {
-      params: { query: { universe_name: 'GLOBAL', fields: ['INSTRUMENT_TYPE', 'ASSET_CLASS', 'CURRENCY', 'PRICE'] } },
-    });
-    assert.equal(reference.response.status, 200);
-    const etfs = Object.entries((reference.data as { data: Record<string, Record<string, unknown>> }).data).filter(
-      ([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && typeof f.price === 'number',
-    );
-    const of = (assetClass: string) => etfs.filter(([, f]) => f.asset_class === assetClass).map(([isin]) => isin);
-    model = { equity: of('EQUITY').slice(0, 2), bonds: of('FIXED_INCOME').slice(0, 1) };
-    assert.equal(model.equity.length, 2, 'two EUR equity ETFs in the sample');
-    assert.equal(model.bonds.length, 1, 'an EUR bond ETF in the sample');
+    model = await eurEtfModel(platform.dataUrl, await platform.tenant());
   });
   after(() => platform?.stop());
 
