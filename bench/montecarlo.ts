@@ -9,6 +9,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { createApiKey } from '../management-service/src/admin/provisioning.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { futurePerformanceAnswer } from '../data-service/src/simulation/answer.ts';
@@ -95,6 +96,30 @@ function runNumpy(request: FuturePerformanceRequest, reps: number): NumpyResult 
   return JSON.parse(out.toString()) as NumpyResult;
 }
 
+/**
+ * Cores the machine gives this process right now: CPU time over wall time of `threads` worker
+ * threads that only compute for `ms`. Measured beside the runs, it tells a limit of the engine
+ * apart from a limit of the shared machine.
+ */
+async function coresFor(threads: number, ms = 1500): Promise<number> {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const spin = `const end = Date.now() + ${ms}; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1); require('node:worker_threads').parentPort.postMessage(x);`;
+  await Promise.all(
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const worker = new Worker(spin, { eval: true });
+          worker.once('message', () => void worker.terminate().then(() => resolve()));
+          worker.once('error', reject);
+        }),
+    ),
+  );
+  const used = process.cpuUsage(cpu);
+  return round((used.user + used.system) / 1000 / (performance.now() - started), 2);
+}
+
 /** A data service in its own process with `threads` simulation threads; its URL and a stop. */
 async function startService(threads: number, env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
   const port = await freePort();
@@ -136,6 +161,7 @@ const platform = await startBenchPlatform({ LOG_LEVEL: 'warn' });
 const services: ChildProcess[] = [];
 const pools: SimulationPool[] = [];
 const loadBefore = loadavg();
+const spinBefore = { one: await coresFor(1), two: await coresFor(2) };
 try {
   const env = {
     HOST: '127.0.0.1',
@@ -241,6 +267,7 @@ try {
     }
   }
   const loadAfter = loadavg();
+  const spinAfter = { one: await coresFor(1), two: await coresFor(2) };
 
   const table = [
     '| case | threads | engine median ms (p90) | speed-up over 1 thread | cores the engine got (CPU / wall) | numpy median ms (one thread) | engine / numpy | target (1 thread) | met? | HTTP call median ms (p90) | HTTP / numpy | answer size |',
@@ -265,13 +292,25 @@ try {
             .map((r) => `${r.case} ${r.numpy_cpu_over_wall as number}`)
             .join(', ')}).`
         : 'numpy: skipped (python3 cannot import numpy).'),
-    `Measured ${new Date().toISOString().slice(0, 10)} on this ${cpus().length}-core machine, **shared with other work while it ran** (load average over 1 / 5 / 15 minutes: ${load(loadBefore)} before, ${load(loadAfter)} after): each run got the cores in the column "cores the engine got" (CPU time of the bench process, its threads included, over wall time), and the speed-up of the second thread cannot exceed what it got. Target: engine on one thread at least as fast as numpy monthly, within 1.5× daily; on 2 threads, the same bytes as on one.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this ${cpus().length}-core machine, **shared with other work while it ran** (load average over 1 / 5 / 15 minutes: ${load(loadBefore)} before, ${load(loadAfter)} after): each run got the cores in the column "cores the engine got" (CPU time of the bench process, its threads included, over wall time), and the speed-up of the second thread cannot exceed what it got. Threads that only compute got ${spinBefore.one} cores alone and ${spinBefore.two} as two before the runs, ${spinAfter.one} and ${spinAfter.two} after: what the machine had to spare. Target: engine on one thread at least as fast as numpy monthly, within 1.5× daily; on 2 threads, the same bytes as on one.`,
     '',
     ...table,
     '',
     `Checks: ${checks.join('; ')}.`,
   ].join('\n');
-  record('montecarlo', { measured: new Date().toISOString(), cpus: cpus().length, load_before: loadBefore, load_after: loadAfter, rows, checks }, markdown);
+  record(
+    'montecarlo',
+    {
+      measured: new Date().toISOString(),
+      cpus: cpus().length,
+      load_before: loadBefore,
+      load_after: loadAfter,
+      spinning_threads_cores: { before: spinBefore, after: spinAfter },
+      rows,
+      checks,
+    },
+    markdown,
+  );
   if (checks.some((c) => c.startsWith('FAILED'))) process.exitCode = 1;
 } finally {
   await Promise.all(pools.map((p) => p.close()));
