@@ -17,6 +17,16 @@ async function ok<T>(what: string, url: string, init: RequestInit = {}): Promise
   return JSON.parse(text) as T;
 }
 
+/** The authorization header of the demo tenant's machine client, from a login with its access key. */
+async function machineAuth(access: DemoAccess): Promise<{ authorization: string }> {
+  const login = await ok<{ access_token: string }>('the login', `${access.management_url}/auth/login/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ access_key_id: access.access_key_id, secret_access_key: access.secret_access_key }),
+  });
+  return { authorization: `Bearer ${login.access_token}` };
+}
+
 /**
  * Creates the demo tenant's sample policies that are missing, and brings one whose model names an
  * instrument the reference data no longer prices in EUR up to date; the ids by level (a policy
@@ -37,12 +47,7 @@ export async function ensureDemoPolicies(access: DemoAccess, log: (line: string)
   }
 
   const json = { 'content-type': 'application/json' };
-  const login = await ok<{ access_token: string }>('the login', `${m}/auth/login/`, {
-    method: 'POST',
-    headers: json,
-    body: JSON.stringify({ access_key_id: access.access_key_id, secret_access_key: access.secret_access_key }),
-  });
-  const auth = { authorization: `Bearer ${login.access_token}` };
+  const auth = await machineAuth(access);
   const ids: Record<string, string> = {};
   for (const policy of policies) {
     const { level, ...body } = policy;
@@ -100,12 +105,7 @@ export async function ensureDemoRiskProfiles(
 ): Promise<Record<string, string>> {
   const m = access.management_url;
   const json = { 'content-type': 'application/json' };
-  const login = await ok<{ access_token: string }>('the login', `${m}/auth/login/`, {
-    method: 'POST',
-    headers: json,
-    body: JSON.stringify({ access_key_id: access.access_key_id, secret_access_key: access.secret_access_key }),
-  });
-  const auth = { authorization: `Bearer ${login.access_token}` };
+  const auth = await machineAuth(access);
   const ids: Record<string, string> = {};
   for (const { level, ...profile } of RISK_PROFILES) {
     const external_id = `sample-risk-profile-${level}`;
