@@ -9,7 +9,7 @@
 // time).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
@@ -321,6 +321,8 @@ try {
     `universe export: the Arrow answer's ${exportTable.numRows} rows × ${exportTable.numCols} columns equal the JSON answer value for value (${mismatches} differ)`,
   );
 
+  // The machine's 1-minute load average around these rounds: it is shared, and the ratios move with it.
+  const loadBefore = loadavg()[0]!;
   log(`server-side universe export: JSON and Arrow, 2 warm-up and ${REPS} measured rounds`);
   const server = { json: [] as number[], jsonQuery: [] as number[], arrow: [] as number[], arrowQuery: [] as number[], arrowEncoding: [] as number[] };
   for (let i = 0; i < REPS + 2; i++) {
@@ -354,6 +356,7 @@ try {
     client.arrow.push(a.ms);
   }
 
+  const loadAfter = loadavg()[0]!;
   log(`response codings of the universe export (${availableCodings.join(', ')}), ${CODING_REPS} measured rounds each`);
   type CodingRow = { format: 'JSON' | 'Arrow'; coding: string; available: boolean; bytes?: number; compress_ms?: number; client_ms?: number };
   const codingRows: CodingRow[] = [];
@@ -427,7 +430,7 @@ try {
     '',
     `#### Universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields): Arrow against JSON`,
     '',
-    `Server-side: the times the service reports for making each answer (\`Server-Timing: answer;dur=…, query;dur=…\`: the whole, its DuckDB queries and the JSON or Arrow encoding, no HTTP and no compression; and the part spent waiting for DuckDB), JSON and Arrow alternating, ${REPS} rounds after 2 warm-up rounds. Client path: \`fetch\` of the service over HTTP to a decoded table (\`tableFromIPC\`, apache-arrow; it decodes strings when they are read) or to \`JSON.parse\` of the text, no response coding, alternating, ${REPS} rounds.`,
+    `Server-side: the times the service reports for making each answer (\`Server-Timing: answer;dur=…, query;dur=…\`: the whole, its DuckDB queries and the JSON or Arrow encoding, no HTTP and no compression; and the part spent waiting for DuckDB), JSON and Arrow alternating, ${REPS} rounds after 2 warm-up rounds. Client path: \`fetch\` of the service over HTTP to a decoded table (\`tableFromIPC\`, apache-arrow; it decodes strings when they are read) or to \`JSON.parse\` of the text, no response coding, alternating, ${REPS} rounds. The machine's 1-minute load average went from ${round(loadBefore, 1)} to ${round(loadAfter, 1)} during these rounds (2 cores, shared with other work).`,
     '',
     '| what | JSON median ms | Arrow median ms | JSON / Arrow | target |',
     '|---|---|---|---|---|',
@@ -483,6 +486,7 @@ try {
         server_json_over_arrow_encoding: encodingRatio,
         client_ms: { json: round(median(client.json), 1), arrow: round(median(client.arrow), 1) },
         client_json_over_arrow: clientRatio,
+        load_average: { before: round(loadBefore, 2), after: round(loadAfter, 2) },
         server_runs_ms: Object.fromEntries(Object.entries(server).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
         client_runs_ms: { json: client.json.map((v) => round(v, 1)), arrow: client.arrow.map((v) => round(v, 1)) },
         codings: codingRows,
