@@ -1,0 +1,188 @@
+// Chaos under load: the mixed Client Middleware load of bench/load.ts at a fixed moderate rate while
+// the management service, the data service, nats-server and Postgres are each killed with SIGKILL
+// and started again at once (same ports and data folders), one at a time with a quiet gap between.
+// The middleware retries its writes until acknowledged (deposits with the same Idempotency-Key).
+// Afterwards, once the writes are settled and the outbox drained: every acknowledged write is there,
+// every outbound event is in JetStream exactly once, Σ cash = Σ acknowledged deposits; and per fault
+// the error window (first to last failed request around it) and the failures by status. Exits 1
+// when a check fails. `npm run bench:chaos` (BENCH_RATE, BENCH_QUIET_SECONDS, BENCH_CLIENTS change
+// the 50 req/s, 15 s and 100).
+import { checkDeposits, checkEvents, checkPatches, waitForOutbox, type Check } from './lib/consistency.ts';
+import { record, round } from './lib/harness.ts';
+import { OPERATIONS, startMiddleware, type Middleware } from './lib/middleware.ts';
+import { Recorder, runOpenLoop, summarize, type Attempt } from './lib/open-loop.ts';
+import { startStack, type Component } from './lib/stack.ts';
+
+const RATE = Number(process.env.BENCH_RATE ?? 50);
+const QUIET_SECONDS = Number(process.env.BENCH_QUIET_SECONDS ?? 15);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100);
+const FAULTS: Component[] = ['management', 'data', 'nats', 'postgres'];
+const NAMES: Record<Component, string> = { management: 'management service', data: 'data service', nats: 'nats-server', postgres: 'Postgres' };
+/** A failure due this long before a kill still counts for that kill (the request may have been in flight). */
+const LEAD_MS = 2000;
+
+const began = performance.now();
+const log = (line: string) => console.log(`[bench ${round((performance.now() - began) / 1000, 1)} s] ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const stack = await startStack({ log, management: { DATABASE_POOL_MAX: '20' }, data: { SAMPLE_YEARS: '2' } });
+let middleware: Middleware | undefined;
+let failed = true;
+try {
+  const recorder = new Recorder();
+  middleware = await startMiddleware({
+    db: stack.db,
+    managementUrl: stack.managementUrl,
+    dataUrl: stack.dataUrl,
+    recorder,
+    clients: CLIENTS,
+    retryForMs: 120_000,
+    log,
+  });
+  const mw = middleware;
+
+  log(`load at ${RATE} req/s; ${FAULTS.map((c) => NAMES[c]).join(', ')} killed one after the other, ${QUIET_SECONDS} s apart`);
+  const stopLoad = new AbortController();
+  const loadStart = recorder.now();
+  const loading = runOpenLoop({ recorder, rate: RATE, seconds: 3600, maxInFlight: 5000, issue: mw.operate, signal: stopLoad.signal });
+  loading.catch(() => undefined);
+  type Fault = { component: Component; killed_at_s: number; ready_after_s: number; killAt: number };
+  const faults: Fault[] = [];
+  try {
+    await sleep(QUIET_SECONDS * 1000);
+    for (const component of FAULTS) {
+      const killAt = recorder.now();
+      await stack.kill(component);
+      log(`killed ${NAMES[component]} (SIGKILL); starting it again`);
+      await stack.restart(component);
+      const readyAfter = (recorder.now() - killAt) / 1000;
+      log(`${NAMES[component]} ready again ${round(readyAfter, 1)} s after the kill`);
+      faults.push({ component, killed_at_s: round((killAt - loadStart) / 1000, 1), ready_after_s: round(readyAfter, 1), killAt });
+      await sleep(QUIET_SECONDS * 1000);
+    }
+  } finally {
+    stopLoad.abort();
+  }
+  log('load stopped; waiting for the writes still being retried');
+  const run = await loading;
+
+  // Each failed request belongs to the last kill at most LEAD_MS after it was sent.
+  const failures = recorder.attempts.filter((a) => a.outcome !== 'ok' && !a.outcome.startsWith('skipped'));
+  const segmentOf = (a: Attempt) => faults.findLastIndex((f) => a.at >= f.killAt - LEAD_MS);
+  const windows = faults.map((f, i) => {
+    const mine = failures.filter((a) => segmentOf(a) === i).sort((a, b) => a.at - b.at);
+    const byOutcome: Record<string, number> = {};
+    const byOp: Record<string, number> = {};
+    for (const a of mine) {
+      byOutcome[a.outcome] = (byOutcome[a.outcome] ?? 0) + 1;
+      byOp[a.op] = (byOp[a.op] ?? 0) + 1;
+    }
+    const first = mine[0];
+    const last = mine.at(-1);
+    return {
+      component: f.component,
+      killed_at_s: f.killed_at_s,
+      ready_after_s: f.ready_after_s,
+      failed_requests: mine.length,
+      error_window_s: first && last ? round((last.at - first.at) / 1000, 1) : 0,
+      first_failure_after_kill_s: first ? round((first.at - f.killAt) / 1000, 1) : null,
+      last_failure_after_kill_s: last ? round((last.at - f.killAt) / 1000, 1) : null,
+      by_outcome: byOutcome,
+      by_operation: byOp,
+    };
+  });
+  const beforeFaults = failures.filter((a) => segmentOf(a) === -1);
+  // The longest time an event of each segment waited in the outbox before JetStream took it.
+  const wall = (at: number) => new Date(recorder.startedAt + at);
+  const publishDelay = async (from: number, to: number) => {
+    const row = (await stack
+      .db('outbox')
+      .where({ tenant_id: mw.tenantId })
+      .whereNull('nats_subject')
+      .where('created_at', '>=', wall(from))
+      .where('created_at', '<', wall(to))
+      .select(stack.db.raw('max(extract(epoch from published_at - created_at)) as s'))
+      .first()) as { s: string | null };
+    return row.s === null ? null : round(Number(row.s), 1);
+  };
+  for (const w of windows) log(`${NAMES[w.component]}: ${JSON.stringify(w)}`);
+
+  log('settling unanswered writes, waiting for the outbox');
+  const settled = await mw.settle(90_000);
+  const unpublished = await waitForOutbox(stack.db, mw.tenantId, 120_000);
+  const checks: Check[] = [
+    ...(await checkDeposits(stack.db, mw.tenantId, mw.ledger)),
+    await checkPatches(stack.db, mw.tenantId, mw.ledger),
+    { name: 'the outbox drained', ok: unpublished === 0, detail: `${unpublished} events unpublished 120 s after the run` },
+    await checkEvents(stack.db, stack.natsUrl, mw.tenantId),
+    { name: 'no answer outside the contract', ok: mw.ledger.anomalies.length === 0, detail: mw.ledger.anomalies.slice(0, 5).join('; ') || 'none' },
+    {
+      name: 'no 500 answer',
+      ok: !failures.some((a) => a.outcome.startsWith('500')),
+      detail: `${failures.filter((a) => a.outcome.startsWith('500')).length} answers 500`,
+    },
+  ];
+  for (const c of checks) log(`${c.ok ? 'ok' : 'FAILED'}: ${c.name}: ${c.detail}`);
+  const segmentEnds = [...faults.slice(1).map((f) => f.killAt - LEAD_MS), run.to];
+  const eventDelays = await Promise.all(faults.map((f, i) => publishDelay(f.killAt - LEAD_MS, segmentEnds[i]!)));
+  const quietDelay = faults.length ? await publishDelay(loadStart, faults[0]!.killAt - LEAD_MS) : null;
+  const allOk = checks.every((c) => c.ok);
+  const whole = summarize(recorder, run.from, run.to);
+  const totalSeconds = round((performance.now() - began) / 1000, 0);
+
+  const outcomes = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .sort(([, a], [, b]) => b - a)
+      .map(([o, n]) => `${o}: ${n}`)
+      .join(', ') || '—';
+  const markdown = [
+    '### Chaos under load (`npm run bench:chaos`)',
+    '',
+    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it**; the same processes and mix as the mixed load above, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
+    `After ${QUIET_SECONDS} s each component in turn is killed with SIGKILL (Postgres: the postmaster and every backend, as when its container dies) and started again at once on the same port and data folder (nats-server with its JetStream folder), ${QUIET_SECONDS} s apart.`,
+    'The middleware retries deposits with the same Idempotency-Key and body and PATCHes with the same value until answered (100 ms doubling to 2 s, or Retry-After up to 5 s); reads are not retried.',
+    'Error window: from the first to the last failed request (by when it was sent) from 2 s before the kill until 2 s before the next one. The longest wait of an event: from the change that wrote it to its publication to JetStream, over the events written in the same span.',
+    '',
+    '| killed | at s | answering again after s | failed requests | error window s | first / last failure after the kill, s | failures by answer | longest wait of an event in the outbox, s |',
+    '|---|---|---|---|---|---|---|---|',
+    ...windows.map(
+      (w, i) =>
+        `| ${NAMES[w.component]} | ${w.killed_at_s} | ${w.ready_after_s} | ${w.failed_requests} | ${w.error_window_s} | ${w.first_failure_after_kill_s ?? '—'} / ${w.last_failure_after_kill_s ?? '—'} | ${outcomes(w.by_outcome)} | ${eventDelays[i] ?? '—'} |`,
+    ),
+    `| (before the first kill) | 0 | | ${beforeFaults.length} | | | | ${quietDelay ?? '—'} |`,
+    '',
+    `Failed requests by operation: ${windows.map((w) => `${NAMES[w.component]}: ${outcomes(w.by_operation)}`).join('; ')}.`,
+    `Over the whole run ${whole.total.count} requests, p50 ${whole.total.p50_ms} ms, p99 ${whole.total.p99_ms} ms of those answered; ${[...mw.ledger.deposits.values()].filter((d) => d.acked).length} deposits and ${[...mw.ledger.patches.values()].reduce((n, p) => n + p.acked.length, 0)} PATCHes acknowledged in the end.`,
+    '',
+    `Checks after the load stopped (${settled.deposits + settled.patches} writes still unanswered were sent again first, ${settled.unsettled} stayed unanswered):`,
+    ...checks.map((c) => `- ${c.ok ? 'ok' : '**FAILED**'}: ${c.name}: ${c.detail}`),
+    '',
+    `The whole command took ${totalSeconds} s.`,
+  ].join('\n');
+
+  record(
+    'chaos',
+    {
+      date: new Date().toISOString(),
+      rate: RATE,
+      quiet_seconds: QUIET_SECONDS,
+      clients: CLIENTS,
+      weights: Object.fromEntries(Object.entries(OPERATIONS).map(([op, o]) => [op, o.weight])),
+      faults: windows.map((w, i) => ({ ...w, longest_event_wait_s: eventDelays[i] })),
+      longest_event_wait_before_faults_s: quietDelay,
+      failures_before_faults: beforeFaults.length,
+      whole_run: whole,
+      settled,
+      checks,
+      total_seconds: totalSeconds,
+    },
+    markdown,
+  );
+  console.log(markdown);
+  failed = !allOk;
+  if (failed) process.exitCode = 1;
+} finally {
+  middleware?.stop();
+  await stack.stop({ keep: failed });
+  log(`done in ${round((performance.now() - began) / 1000, 0)} s`);
+}
