@@ -5,8 +5,8 @@
 // Afterwards, once the writes are settled and the outbox drained: every acknowledged write is there,
 // every outbound event is in JetStream exactly once, Σ cash = Σ acknowledged deposits; and per fault
 // the error window (first to last failed request around it) and the failures by status. Exits 1
-// when a check fails. `npm run bench:chaos` (BENCH_RATE, BENCH_QUIET_SECONDS, BENCH_CLIENTS change
-// the 50 req/s, 15 s and 100).
+// when a check fails (docs/adr/0033-load-and-chaos-benchmarks.md). `npm run bench:chaos`
+// (BENCH_RATE, BENCH_QUIET_SECONDS, BENCH_CLIENTS change the 50 req/s, 15 s and 100).
 import { checkDeposits, checkEvents, checkPatches, waitForOutbox, type Check } from './lib/consistency.ts';
 import { record, round } from './lib/harness.ts';
 import { OPERATIONS, startMiddleware, type Middleware } from './lib/middleware.ts';
@@ -20,6 +20,8 @@ const FAULTS: Component[] = ['management', 'data', 'nats', 'postgres'];
 const NAMES: Record<Component, string> = { management: 'management service', data: 'data service', nats: 'nats-server', postgres: 'Postgres' };
 /** A failure due this long before a kill still counts for that kill (the request may have been in flight). */
 const LEAD_MS = 2000;
+/** An answer slower than this counts as slow (a middleware with a 1 s time-out would have failed it). */
+const SLOW_MS = 1000;
 
 const began = performance.now();
 const log = (line: string) => console.log(`[bench ${round((performance.now() - began) / 1000, 1)} s] ${line}`);
@@ -69,7 +71,10 @@ try {
   // Each failed request belongs to the last kill at most LEAD_MS after it was sent.
   const failures = recorder.attempts.filter((a) => a.outcome !== 'ok' && !a.outcome.startsWith('skipped'));
   const segmentOf = (a: Attempt) => faults.findLastIndex((f) => a.at >= f.killAt - LEAD_MS);
-  const windows = faults.map((f, i) => {
+  /** Segment i: from LEAD_MS before kill i to LEAD_MS before the next; -1: before the first kill. */
+  const segment = (i: number) => {
+    const zero = i >= 0 ? faults[i]!.killAt : loadStart;
+    const after = (a: Attempt) => round((a.at - zero) / 1000, 1);
     const mine = failures.filter((a) => segmentOf(a) === i).sort((a, b) => a.at - b.at);
     const byOutcome: Record<string, number> = {};
     const byOp: Record<string, number> = {};
@@ -77,21 +82,27 @@ try {
       byOutcome[a.outcome] = (byOutcome[a.outcome] ?? 0) + 1;
       byOp[a.op] = (byOp[a.op] ?? 0) + 1;
     }
-    const first = mine[0];
-    const last = mine.at(-1);
+    // Answered but slow: longer than SLOW_MS.
+    const answered = recorder.attempts.filter((a) => a.outcome === 'ok' && segmentOf(a) === i).sort((a, b) => a.at - b.at);
+    const slow = answered.filter((a) => a.ms > SLOW_MS);
+    const latencies = answered.map((a) => a.ms).sort((a, b) => a - b);
     return {
-      component: f.component,
-      killed_at_s: f.killed_at_s,
-      ready_after_s: f.ready_after_s,
       failed_requests: mine.length,
-      error_window_s: first && last ? round((last.at - first.at) / 1000, 1) : 0,
-      first_failure_after_kill_s: first ? round((first.at - f.killAt) / 1000, 1) : null,
-      last_failure_after_kill_s: last ? round((last.at - f.killAt) / 1000, 1) : null,
+      error_window_s: mine.length ? round((mine.at(-1)!.at - mine[0]!.at) / 1000, 1) : 0,
+      first_failure_after_kill_s: mine.length ? after(mine[0]!) : null,
+      last_failure_after_kill_s: mine.length ? after(mine.at(-1)!) : null,
       by_outcome: byOutcome,
       by_operation: byOp,
+      answered: answered.length,
+      answered_p99_ms: round(latencies[Math.floor(0.99 * latencies.length)] ?? 0),
+      answered_max_ms: round(latencies.at(-1) ?? 0),
+      slow_answers: slow.length,
+      slow_first_after_kill_s: slow.length ? after(slow[0]!) : null,
+      slow_last_after_kill_s: slow.length ? after(slow.at(-1)!) : null,
     };
-  });
-  const beforeFaults = failures.filter((a) => segmentOf(a) === -1);
+  };
+  const windows = faults.map((f, i) => ({ component: f.component, killed_at_s: f.killed_at_s, ready_after_s: f.ready_after_s, ...segment(i) }));
+  const quiet = segment(-1);
   // The longest time an event of each segment waited in the outbox before JetStream took it.
   const wall = (at: number) => new Date(recorder.startedAt + at);
   const publishDelay = async (from: number, to: number) => {
@@ -138,18 +149,30 @@ try {
   const markdown = [
     '### Chaos under load (`npm run bench:chaos`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it**; the same processes and mix as the mixed load above, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it**; the processes and mix of \`npm run bench:load\`, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
     `After ${QUIET_SECONDS} s each component in turn is killed with SIGKILL (Postgres: the postmaster and every backend, as when its container dies) and started again at once on the same port and data folder (nats-server with its JetStream folder), ${QUIET_SECONDS} s apart.`,
     'The middleware retries deposits with the same Idempotency-Key and body and PATCHes with the same value until answered (100 ms doubling to 2 s, or Retry-After up to 5 s); reads are not retried.',
-    'Error window: from the first to the last failed request (by when it was sent) from 2 s before the kill until 2 s before the next one. The longest wait of an event: from the change that wrote it to its publication to JetStream, over the events written in the same span.',
+    'Error window: from the first to the last failed request (by when it was sent) from 2 s before the kill until 2 s before the next one; answers slower than 1 s are counted beside it. The longest wait of an event: from the change that wrote it to its publication to JetStream, over the events written in the same span.',
     '',
-    '| killed | at s | answering again after s | failed requests | error window s | first / last failure after the kill, s | failures by answer | longest wait of an event in the outbox, s |',
-    '|---|---|---|---|---|---|---|---|',
-    ...windows.map(
-      (w, i) =>
-        `| ${NAMES[w.component]} | ${w.killed_at_s} | ${w.ready_after_s} | ${w.failed_requests} | ${w.error_window_s} | ${w.first_failure_after_kill_s ?? '—'} / ${w.last_failure_after_kill_s ?? '—'} | ${outcomes(w.by_outcome)} | ${eventDelays[i] ?? '—'} |`,
+    '| killed | at s | answering again after s | failed requests | error window s | first / last failure after the kill, s | failures by answer | answers > 1 s (first / last after the kill, s) | p99 / max of the answers, ms | longest wait of an event in the outbox, s |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...[...windows, { component: undefined, killed_at_s: 0, ready_after_s: undefined, ...quiet }].map((w, i) =>
+      [
+        w.component ? NAMES[w.component] : `(none: the first ${QUIET_SECONDS} s)`,
+        w.killed_at_s,
+        w.ready_after_s ?? '',
+        w.failed_requests,
+        w.error_window_s,
+        `${w.first_failure_after_kill_s ?? '—'} / ${w.last_failure_after_kill_s ?? '—'}`,
+        outcomes(w.by_outcome),
+        w.slow_answers ? `${w.slow_answers} (${w.slow_first_after_kill_s} / ${w.slow_last_after_kill_s})` : '0',
+        `${w.answered_p99_ms} / ${w.answered_max_ms}`,
+        (i < windows.length ? eventDelays[i] : quietDelay) ?? '—',
+      ]
+        .join(' | ')
+        .replace(/^/, '| ')
+        .concat(' |'),
     ),
-    `| (before the first kill) | 0 | | ${beforeFaults.length} | | | | ${quietDelay ?? '—'} |`,
     '',
     `Failed requests by operation: ${windows.map((w) => `${NAMES[w.component]}: ${outcomes(w.by_operation)}`).join('; ')}.`,
     `Over the whole run ${whole.total.count} requests, p50 ${whole.total.p50_ms} ms, p99 ${whole.total.p99_ms} ms of those answered; ${[...mw.ledger.deposits.values()].filter((d) => d.acked).length} deposits and ${[...mw.ledger.patches.values()].reduce((n, p) => n + p.acked.length, 0)} PATCHes acknowledged in the end.`,
@@ -170,7 +193,7 @@ try {
       weights: Object.fromEntries(Object.entries(OPERATIONS).map(([op, o]) => [op, o.weight])),
       faults: windows.map((w, i) => ({ ...w, longest_event_wait_s: eventDelays[i] })),
       longest_event_wait_before_faults_s: quietDelay,
-      failures_before_faults: beforeFaults.length,
+      before_faults: quiet,
       whole_run: whole,
       settled,
       checks,

@@ -87,6 +87,24 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     resources.add(workDir, (dir) => (keep ? log(`kept ${dir} (logs in ${dir}/logs)`) : rmSync(dir, { recursive: true, force: true })));
     const logDir = join(workDir, 'logs');
     mkdirSync(logDir);
+    // Interrupted (Ctrl-C, a time-out), the run still stops what it started; nats-server and
+    // Postgres run in process groups of their own and would not get the terminal's signal.
+    const children: (() => ChildProcess | undefined)[] = [];
+    const onExit = () => {
+      for (const child of children.map((c) => c())) if (child && isRunning(child)) child.kill('SIGKILL');
+    };
+    const onSignal = (signal: NodeJS.Signals) => {
+      log(`${signal}: stopping everything`);
+      void resources.closeAll().finally(() => process.exit(130));
+    };
+    process.on('exit', onExit);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    resources.add(null, () => {
+      process.off('exit', onExit);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    });
 
     // Postgres: restarted on the same folder, port and password. fsync is off as in every benchmark
     // here: a killed process loses nothing the kernel holds (an operating system crash would).
@@ -106,6 +124,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const natsOptions = { port: await freePort(), dir: join(workDir, 'nats'), name: 'platform-bench', log };
     let nats: NatsServer = await startNatsServer(natsOptions);
     resources.add(null, () => nats.stop());
+    children.push(() => nats.process);
 
     type Service = { name: string; port: number; env: Record<string, string>; child?: ChildProcess; main: string; readyMs: number };
     const start = async (service: Service) => {
@@ -159,6 +178,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ...options.data,
       },
     };
+    children.push(
+      () => management.child,
+      () => data.child,
+    );
     resources.add(management, stopService);
     await start(management);
     log('management service ready');
