@@ -6,7 +6,8 @@
 // every outbound event is in JetStream exactly once, Σ cash = Σ acknowledged deposits; and per fault
 // the error window (first to last failed request around it) and the failures by status. Exits 1
 // when a check fails (docs/adr/0033-load-and-chaos-benchmarks.md). `npm run bench:chaos`
-// (BENCH_RATE, BENCH_QUIET_SECONDS, BENCH_CLIENTS change the 50 req/s, 15 s and 100).
+// (BENCH_RATE, BENCH_QUIET_SECONDS, BENCH_CLIENTS change the 50 req/s, 15 s and 100;
+// BENCH_DOWN_SECONDS keeps each killed component down that long before it starts again).
 import { checkDeposits, checkEvents, checkPatches, waitForOutbox, type Check } from './lib/consistency.ts';
 import { record, round } from './lib/harness.ts';
 import { OPERATIONS, startMiddleware, type Middleware } from './lib/middleware.ts';
@@ -15,6 +16,8 @@ import { startStack, type Component } from './lib/stack.ts';
 
 const RATE = Number(process.env.BENCH_RATE ?? 50);
 const QUIET_SECONDS = Number(process.env.BENCH_QUIET_SECONDS ?? 15);
+/** How long a killed component stays down before it is started again (0: at once, as a supervisor would). */
+const DOWN_SECONDS = Number(process.env.BENCH_DOWN_SECONDS ?? 0);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100);
 const FAULTS: Component[] = ['management', 'data', 'nats', 'postgres'];
 const NAMES: Record<Component, string> = { management: 'management service', data: 'data service', nats: 'nats-server', postgres: 'Postgres' };
@@ -55,7 +58,8 @@ try {
     for (const component of FAULTS) {
       const killAt = recorder.now();
       await stack.kill(component);
-      log(`killed ${NAMES[component]} (SIGKILL); starting it again`);
+      log(`killed ${NAMES[component]} (SIGKILL); starting it again${DOWN_SECONDS ? ` in ${DOWN_SECONDS} s` : ''}`);
+      await sleep(DOWN_SECONDS * 1000);
       await stack.restart(component);
       const readyAfter = (recorder.now() - killAt) / 1000;
       log(`${NAMES[component]} ready again ${round(readyAfter, 1)} s after the kill`);
@@ -150,7 +154,7 @@ try {
     '### Chaos under load (`npm run bench:chaos`)',
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it**; the processes and mix of \`npm run bench:load\`, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
-    `After ${QUIET_SECONDS} s each component in turn is killed with SIGKILL (Postgres: the postmaster and every backend, as when its container dies) and started again at once on the same port and data folder (nats-server with its JetStream folder), ${QUIET_SECONDS} s apart.`,
+    `After ${QUIET_SECONDS} s each component in turn is killed with SIGKILL (Postgres: the postmaster and every backend, as when its container dies) and started again ${DOWN_SECONDS ? `${DOWN_SECONDS} s later` : 'at once'} on the same port and data folder (nats-server with its JetStream folder), ${QUIET_SECONDS} s apart.`,
     'The middleware retries deposits with the same Idempotency-Key and body and PATCHes with the same value until answered (100 ms doubling to 2 s, or Retry-After up to 5 s); reads are not retried.',
     'Error window: from the first to the last failed request (by when it was sent) from 2 s before the kill until 2 s before the next one; answers slower than 1 s are counted beside it. The longest wait of an event: from the change that wrote it to its publication to JetStream, over the events written in the same span.',
     '',
@@ -189,6 +193,7 @@ try {
       date: new Date().toISOString(),
       rate: RATE,
       quiet_seconds: QUIET_SECONDS,
+      down_seconds: DOWN_SECONDS,
       clients: CLIENTS,
       weights: Object.fromEntries(Object.entries(OPERATIONS).map(([op, o]) => [op, o.weight])),
       faults: windows.map((w, i) => ({ ...w, longest_event_wait_s: eventDelays[i] })),
