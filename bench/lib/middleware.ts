@@ -22,6 +22,7 @@ export const OPERATIONS = {
 export type Operation = keyof typeof OPERATIONS;
 
 const REQUEST_TIMEOUT_MS = 10_000;
+const LOGIN_FOR_MS = 120_000;
 const FIELDS = ['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE'];
 
 type VirtualClient = { userId: string; portfolios: [string, string]; cursor?: string; patching: boolean; patches: number };
@@ -91,7 +92,6 @@ export async function startMiddleware(options: {
   const ledger: Ledger = { deposits: new Map(), patches: new Map(), anomalies: [] };
   const run = randomUUID().slice(0, 8);
   let deposits = 0;
-  let stopped = false;
 
   /** One HTTP request, recorded; undefined when no answer came (refused, reset, timed out). */
   async function call(op: string, method: string, url: string, init: { headers: Record<string, string>; body?: string }, dueAt: number, retry: boolean) {
@@ -112,10 +112,11 @@ export async function startMiddleware(options: {
   }
 
   // The machine client's token: renewed by logging in again 60 s before it expires, and at once
-  // when an answer is 401; one login at a time, retried until the service answers.
+  // when an answer is 401; one login at a time, retried until the service answers (LOGIN_FOR_MS at most).
   let token = '';
   let renewing: Promise<void> | undefined;
   const login = async () => {
+    const started = recorder.now();
     for (let attempt = 0; ; attempt++) {
       const done = await call(
         'login',
@@ -131,7 +132,7 @@ export async function startMiddleware(options: {
         return;
       }
       done?.record(false);
-      if (stopped && attempt > 20) throw new Error('cannot log in');
+      if (recorder.now() - started > LOGIN_FOR_MS) throw new Error(`no login for ${LOGIN_FOR_MS / 1000} s: the management service does not come back`);
       await sleep(Math.min(2000, 100 * 2 ** attempt));
     }
   };
@@ -141,7 +142,8 @@ export async function startMiddleware(options: {
     return renewing;
   };
   await login();
-  const renewal = setInterval(() => void renew(token), 240_000);
+  // A failed renewal here shows in the next request's 401, whose renewal fails the run.
+  const renewal = setInterval(() => void renew(token).catch(() => undefined), 240_000);
   const auth = () => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
   const keyHeaders = { 'x-tenant-id': tenantId, 'x-api-key': apiKey, 'content-type': 'application/json' };
 
@@ -368,9 +370,6 @@ export async function startMiddleware(options: {
     ledger,
     operate,
     settle,
-    stop: () => {
-      stopped = true;
-      clearInterval(renewal);
-    },
+    stop: () => clearInterval(renewal),
   };
 }
