@@ -8,6 +8,7 @@
 // when a check fails (docs/adr/0033-load-and-chaos-benchmarks.md). `npm run bench:chaos`
 // (BENCH_RATE, BENCH_QUIET_SECONDS, BENCH_CLIENTS change the 50 req/s, 15 s and 100;
 // BENCH_DOWN_SECONDS keeps each killed component down that long before it starts again).
+import { readFileSync } from 'node:fs';
 import { checkDeposits, checkEvents, checkPatches, waitForOutbox, type Check } from './lib/consistency.ts';
 import { record, round } from './lib/harness.ts';
 import { OPERATIONS, startMiddleware, type Middleware } from './lib/middleware.ts';
@@ -69,6 +70,7 @@ try {
   } finally {
     stopLoad.abort();
   }
+  const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
   log('load stopped; waiting for the writes still being retried');
   const run = await loading;
 
@@ -156,7 +158,7 @@ try {
   const markdown = [
     '### Chaos under load (`npm run bench:chaos`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it**; the processes and mix of \`npm run bench:load\`, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it** (load average ${loadAverage} at the end); the processes and mix of \`npm run bench:load\`, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
     `After ${QUIET_SECONDS} s each component in turn is killed with SIGKILL (Postgres: the postmaster and every backend, as when its container dies) and started again ${DOWN_SECONDS ? `${DOWN_SECONDS} s later` : 'at once'} on the same port and data folder (nats-server with its JetStream folder), ${QUIET_SECONDS} s apart.`,
     'The middleware retries deposits with the same Idempotency-Key and body and PATCHes with the same value until answered (100 ms doubling to 2 s, or Retry-After up to 5 s); reads are not retried.',
     'Error window: from the first to the last failed request (by when it was sent) from 2 s before the kill until 2 s before the next one; answers slower than 1 s are counted beside it. The wait of an event: from the change that wrote it to its publication to JetStream, over the events written in the same span.',
@@ -197,6 +199,7 @@ try {
       rate: RATE,
       quiet_seconds: QUIET_SECONDS,
       down_seconds: DOWN_SECONDS,
+      load_average_1min: Number(loadAverage),
       clients: CLIENTS,
       weights: Object.fromEntries(Object.entries(OPERATIONS).map(([op, o]) => [op, o.weight])),
       faults: windows.map((w, i) => ({ ...w, event_wait: eventDelays[i] })),

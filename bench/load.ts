@@ -7,6 +7,7 @@
 // checks of bench/lib/consistency.ts afterwards (docs/adr/0033-load-and-chaos-benchmarks.md).
 // `npm run bench:load` (BENCH_SECONDS, BENCH_PROBE_SECONDS, BENCH_START_RATE, BENCH_CLIENTS change
 // the 60, 5, 25 and 100).
+import { readFileSync } from 'node:fs';
 import { checkDeposits, checkEvents, checkPatches, waitForOutbox, type Check } from './lib/consistency.ts';
 import { median, record, round } from './lib/harness.ts';
 import { OPERATIONS, startMiddleware, type Middleware } from './lib/middleware.ts';
@@ -146,6 +147,8 @@ try {
   );
   const platformCpu = Object.values(cpuSeconds).reduce((total, s) => total + s, 0);
   cpuSeconds['load generator (this process)'] = round((own.user + own.system) / 1e6);
+  // The machine's run queue over the last minute: others' work on the same cores shows here.
+  const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
   const figures = summarize(recorder, main.from, main.to, isMix);
   const baseline = summarize(recorder, main.from, main.to, (op) => op === BASELINE).total;
   // CPU per answered request of the platform's processes, and the rate two idle cores would bound.
@@ -181,12 +184,12 @@ try {
   const markdown = [
     '### Mixed load of a Client Middleware (`npm run bench:load`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it** (figures vary from run to run); the load generator runs on the same cores.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it** (load average ${loadAverage} at the end of the ${SECONDS} s run; figures vary from run to run); the load generator runs on the same cores.`,
     `Postgres (embedded, fsync off), nats-server with JetStream, the management service (\`DATABASE_POOL_MAX=${MANAGEMENT_POOL}\`) and the data service (5,000 sample instruments) as separate processes on loopback;`,
     `one tenant with its own limit of 10,000,000 requests per minute (counted in Postgres like every tenant's), its machine client and API key; ${CLIENTS} virtual customers, each a user with two real-money portfolios.`,
     `Open loop: requests start at a fixed rate whatever the answers take, and latency counts from when a request was due. Probes at doubling rates from ${START_RATE} req/s, then halving the gap, find the highest rate whose p99 over all requests of the mix stays under ${P99_MS} ms, as the median of ${PROBE_WINDOWS} windows of ${PROBE_SECONDS} s (a stall of the shared machine spoils one window, not the verdict), with under 1 % errors and no request left unsent; then ${SECONDS} s at that rate, judged the same way on windows of ${MAIN_WINDOW_SECONDS} s.`,
     '',
-    `**Highest rate that held: ${chosen} req/s** (probes: rate → median window p99 of the mix; p99 of the whole probe; p99 of the baseline beside it: ${probes.map((p) => `${p.rate} → ${p.median_window_p99_ms}; ${p.p99_ms}; ${p.baseline_p99_ms} ms${p.errors ? `, ${p.errors} errors` : ''}${p.passed ? '' : ' ✗'}`).join(' · ')}).`,
+    `**${good === undefined ? `No probed rate held; the run below is at the first, ${chosen} req/s` : `Highest rate that held: ${chosen} req/s`}** (probes: rate → median window p99 of the mix; p99 of the whole probe; p99 of the baseline beside it: ${probes.map((p) => `${p.rate} → ${p.median_window_p99_ms}; ${p.p99_ms}; ${p.baseline_p99_ms} ms${p.errors ? `, ${p.errors} errors` : ''}${p.passed ? '' : ' ✗'}`).join(' · ')}).`,
     `The ${SECONDS} s run at ${chosen} req/s: ${figures.total.rps} answered req/s, p50 ${figures.total.p50_ms} ms, p99 ${figures.total.p99_ms} ms over the whole run, p99 per ${MAIN_WINDOW_SECONDS} s window ${mainWindows.join(', ')} ms (median ${median(mainWindows)}), ${figures.total.errors} errors of ${figures.total.count}${met ? '' : ` — **p99 < ${P99_MS} ms not held in this run**`}.`,
     '',
     '| operation | share | requests | req/s | p50 ms | p99 ms | errors |',
@@ -223,6 +226,7 @@ try {
       main: { ...figures, dropped: main.dropped, max_lag_ms: main.maxLagMs },
       baseline,
       cpu_seconds: cpuSeconds,
+      load_average_1min: Number(loadAverage),
       cpu_ms_per_request: cpuMsPerRequest,
       settled,
       checks,
