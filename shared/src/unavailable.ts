@@ -21,13 +21,21 @@ const MESSAGES = [
   /Client has encountered a connection error/,
 ];
 
+/**
+ * The same messages of node-postgres after the statement knex puts in front of them
+ * (`BEGIN; - Connection terminated unexpectedly`, `ROLLBACK - …`, `select … - …`), as the whole
+ * end of the message: a value in the statement cannot make a request's own error look like one.
+ */
+const AFTER_STATEMENT =
+  / - (Connection terminated( unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|timeout exceeded when trying to connect)$/;
+
 /** Whether an error says that the database could not be reached or went away, rather than that the request was wrong. */
 export function isUnavailable(error: unknown): boolean {
   if (error === null || typeof error !== 'object') return false;
   const { code, name, message, errors } = error as { code?: unknown; name?: unknown; message?: unknown; errors?: unknown };
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || isUnavailableSqlState(code))) return true;
   if (name === 'KnexTimeoutError') return true;
-  if (typeof message === 'string' && MESSAGES.some((m) => m.test(message))) return true;
+  if (typeof message === 'string' && (MESSAGES.some((m) => m.test(message)) || AFTER_STATEMENT.test(message))) return true;
   // Connecting to a name with several addresses fails with one error per address.
   return Array.isArray(errors) && errors.length > 0 && errors.every(isUnavailable);
 }

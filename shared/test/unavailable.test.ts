@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import knex from 'knex';
 import pg from 'pg';
 import { freePort } from '@platform/test-support/ports';
@@ -49,6 +50,67 @@ describe('unavailable: which database errors are a 503', function () {
     assert.ok(isUnavailable(error));
     const after = await errorOf(client.query('select 1'));
     assert.ok(isUnavailable(after), String(after));
+  });
+
+  it("a connection cut while BEGIN or a statement waits for its answer: knex puts the statement in front of node-postgres's message", async () => {
+    // A proxy in front of Postgres that can hold what the client sends and cut its sockets, as when
+    // the server's processes are killed while a request's statement is on its way.
+    const sockets = new Set<Socket>();
+    let held: (() => void) | undefined;
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(new URL(database.url).port), '127.0.0.1');
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => sockets.delete(s));
+      }
+      client.on('data', (chunk) => (held ? held() : upstream.write(chunk)));
+      upstream.pipe(client);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const url = new URL(database.url);
+    url.port = String((proxy.address() as AddressInfo).port);
+    const db = knex({ client: 'pg', connection: url.toString(), pool: { min: 0, max: 1 } });
+    /** The error of `work` when the sockets are cut once its first bytes reached the proxy. */
+    const cutUnder = async (work: () => Promise<unknown>) => {
+      await db.raw('select 1'); // a connection in the pool, so that what follows is the statement itself
+      const arrived = new Promise<void>((r) => (held = r));
+      const failing = errorOf(work());
+      await arrived;
+      for (const s of sockets) s.destroy();
+      held = undefined;
+      return (await failing) as Error;
+    };
+    try {
+      const begin = await cutUnder(() => db.transaction((trx) => trx.raw('select 1')));
+      assert.equal(begin.message, 'BEGIN; - Connection terminated unexpectedly');
+      const statement = await cutUnder(() => db.raw('select 2'));
+      assert.equal(statement.message, 'select 2 - Connection terminated unexpectedly');
+      for (const error of [begin, statement]) {
+        assert.ok(isUnavailable(error), error.message);
+        assert.equal(unavailableProblem(error)?.status, 503);
+      }
+    } finally {
+      await db.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  it("knex's statement in front of node-postgres's messages, and no value of a statement taken for them", () => {
+    for (const message of [
+      'BEGIN; - Connection terminated unexpectedly',
+      'ROLLBACK - Connection terminated unexpectedly',
+      'select 1 - Client has encountered a connection error and is not queryable',
+    ]) {
+      assert.ok(isUnavailable(new Error(message)), message);
+    }
+    for (const message of [
+      'select $1::numeric - invalid input syntax for type numeric: "x - Connection terminated unexpectedly"',
+      'insert into t values ($1) - duplicate key value violates unique constraint "t_pkey"',
+      'Connection was terminated by the request',
+    ]) {
+      assert.equal(isUnavailable(new Error(message)), false, message);
+    }
   });
 
   it("knex's time-out waiting for a connection of a full pool", async () => {

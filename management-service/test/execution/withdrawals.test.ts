@@ -40,7 +40,7 @@ describe('withdrawals the service pays out (docs/adr/0022-execution-and-withdraw
       transactions: (await t.api('GET', `/portfolios/${id}/transactions/?limit=100`)).body.results,
       instructions: await instructionsOf(platform.database.db, id),
       withdrawals: await withdrawalRows(id),
-      outbox: await platform.database.db('outbox').select('event_id').where({ entity_id: id }),
+      outbox: await platform.database.db('outbox').select('event_id').where({ entity_id: id }).orderBy('seq'),
     };
   };
 
