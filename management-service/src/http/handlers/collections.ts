@@ -11,7 +11,7 @@ import { fieldType } from '../../query/fields.ts';
 import { parseQuery } from '../../query/parser.ts';
 import { countAndPage } from '../../store/collections.ts';
 import { findEntity } from '../../store/entities.ts';
-import { inTenant } from '../../store/tenant-scope.ts';
+import { readInTenant } from '../../store/tenant-scope.ts';
 import { embedded, embedFields } from '../embed.ts';
 import { presentEntity } from '../present.ts';
 
@@ -67,7 +67,8 @@ export async function listCollection(db: Knex, kind: Collection, typeOf: (path: 
   const compiled = compileQuery(kind.newestFirst && parsed.orderBy.length === 0 ? { ...parsed, orderBy: NEWEST_FIRST } : parsed, typeOf);
   const { principal } = ctx;
 
-  return inTenant(db, principal.tenantId, async (trx) => {
+  // Each statement is its own read-committed snapshot either way; a read session saves the BEGIN and COMMIT round trips (docs/adr/0031-http-hot-path.md).
+  return readInTenant(db, principal.tenantId, async (trx) => {
     let parentId: string | undefined;
     if (kind.parent) {
       parentId = ctx.params[kind.parent.idParam]!;
