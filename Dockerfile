@@ -16,6 +16,7 @@ ENV npm_config_fund=false \
 # package.json must be present for `npm ci` to accept the lockfile.
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
+COPY clients/package.json clients/
 COPY management-service/package.json management-service/
 COPY data-service/package.json data-service/
 COPY e2e/package.json e2e/

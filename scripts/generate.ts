@@ -1,9 +1,9 @@
-// Regenerates shared/src/generated/ from contracts/ (the generated files are committed).
+// Regenerates shared/src/generated/ and clients/src/generated/ from contracts/ (the generated files are committed).
 import { mkdir, writeFile } from 'node:fs/promises';
-import { generateTypes, generatedDir } from './lib/generate-types.ts';
+import { clientGeneratedDir, generateTypes, generatedDir, relativeToRoot } from './lib/generate-types.ts';
 
-await mkdir(generatedDir, { recursive: true });
+for (const dir of [generatedDir, clientGeneratedDir]) await mkdir(dir, { recursive: true });
 for (const [path, content] of Object.entries(await generateTypes())) {
   await writeFile(path, content);
-  console.log(`wrote ${path.slice(path.indexOf('shared/'))}`);
+  console.log(`wrote ${relativeToRoot(path)}`);
 }

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { generateTypes } from '../../scripts/lib/generate-types.ts';
+import { generateTypes, relativeToRoot } from '../../scripts/lib/generate-types.ts';
 import { loadContract } from '../src/http/contract.ts';
 import { openApiBackend } from '../src/http/app.ts';
 import { streams, subjects } from '../src/nats.ts';
@@ -142,7 +142,7 @@ describe('contracts', function () {
   it('match the committed generated types (run `npm run generate` when this fails)', async () => {
     for (const [path, expected] of Object.entries(await generateTypes())) {
       const committed = await readFile(path, 'utf8').catch(() => '');
-      assert.ok(committed === expected, `${path.slice(path.indexOf('shared/'))} is stale: run npm run generate and commit it`);
+      assert.ok(committed === expected, `${relativeToRoot(path)} is stale: run npm run generate and commit it`);
     }
   });
 });
