@@ -17,6 +17,7 @@ import { eventHandlers } from './handlers/events.ts';
 import { fundingHandlers } from './handlers/funding.ts';
 import { optimizationHandlers } from './handlers/optimizations.ts';
 import { idempotent, type PostHandler } from './idempotency.ts';
+import { docsPages } from './docs-pages.ts';
 import { domainProblem } from './problems.ts';
 
 export type ManagementDeps = {
@@ -79,6 +80,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,
     mapError: domainProblem,
+    pages: { docs: docsPages() },
     ...deps.observability,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
     rateLimits: limits && {

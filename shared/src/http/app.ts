@@ -85,6 +85,11 @@ export type ApiAppOptions<P> = {
    * before validation; /livez and /readyz are never limited.
    */
   rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
+  /**
+   * Pages outside the contract (the API reference, docs/adr/0035-api-reference-pages.md), by the
+   * name their requests are logged and measured under; each passes on the paths it does not serve.
+   */
+  pages?: Record<string, express.RequestHandler>;
 };
 
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
@@ -255,6 +260,19 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
         trace.span.end();
       }
     });
+    next();
+  });
+  for (const [name, pages] of Object.entries(options.pages ?? {})) {
+    app.use((req, res, next) => {
+      const state = requestState(res);
+      state.operationId = name;
+      void pages(req, res, (error?: unknown) => {
+        state.operationId = undefined;
+        next(error);
+      });
+    });
+  }
+  app.use((req, res, next) => {
     // A request without a body (no Content-Length, no Transfer-Encoding) has nothing to read or decode.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
       req.body = undefined;
