@@ -1,6 +1,6 @@
 import createClient from 'openapi-fetch';
 import type { paths } from './generated/data.ts';
-import { plainTransport, type CommonOptions } from './options.ts';
+import { plainTransport, type CommonOptions, type JsonMedia } from './options.ts';
 import { throwProblems } from './throw-problems.ts';
 
 export type DataClientOptions = CommonOptions & {
@@ -15,7 +15,7 @@ export type DataClientOptions = CommonOptions & {
  * client (docs/adr/0034-client-package.md).
  */
 export function createDataClient(options: DataClientOptions) {
-  const client = createClient<paths>({
+  const client = createClient<paths, JsonMedia>({
     baseUrl: options.baseUrl,
     headers: { ...options.headers, 'x-tenant-id': options.tenantId, 'x-api-key': options.apiKey },
     fetch: plainTransport(options),

@@ -1,14 +1,15 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from './generated/management.ts';
 import { EventFeed, type EventFeedOptions } from './event-feed.ts';
-import { plainTransport, retryPolicy, type CommonOptions } from './options.ts';
+import { plainTransport, retryPolicy, type CommonOptions, type JsonMedia } from './options.ts';
 import { pagesOf } from './pages.ts';
 import { failureOf } from './problem.ts';
 import { throwProblems } from './throw-problems.ts';
 import { TokenSession } from './token-session.ts';
 import { transport } from './transport.ts';
 
-export type EventEnvelope = components['schemas']['EventEnvelope'];
+/** An outbound event; `data` holds the fields of its `subject.action` (contracts/events.asyncapi.yaml). */
+export type EventEnvelope = Omit<components['schemas']['EventEnvelope'], 'data'> & { data: Record<string, unknown> };
 export type EventSubject = components['schemas']['EventSubject'];
 
 type GetOf<P extends keyof paths> = NonNullable<paths[P]['get']>;
@@ -51,7 +52,7 @@ type AnyGet = (path: string, init: object) => Promise<{ data?: unknown; error?: 
  */
 export function createManagementClient(options: ManagementClientOptions) {
   const clock = options.clock ?? Date.now;
-  const tokenClient = createClient<paths>({ baseUrl: options.baseUrl, fetch: plainTransport(options) });
+  const tokenClient = createClient<paths, JsonMedia>({ baseUrl: options.baseUrl, fetch: plainTransport(options) });
   tokenClient.use(throwProblems);
   const { credentials } = options;
   const session = credentials
@@ -64,7 +65,7 @@ export function createManagementClient(options: ManagementClientOptions) {
         onEvent: options.onEvent,
       })
     : undefined;
-  const client: Client<paths> = createClient<paths>({
+  const client: Client<paths, JsonMedia> = createClient<paths, JsonMedia>({
     baseUrl: options.baseUrl,
     headers: { ...options.headers, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
     fetch: transport({

@@ -25,6 +25,9 @@ export type CommonOptions = {
 
 export type ClientEvent = RetryEvent | TokenEvent;
 
+/** The media types answers are typed by: JSON for successes (not Arrow, asked for with `parseAs`), problem+json for refusals. */
+export type JsonMedia = 'application/json' | 'application/problem+json';
+
 export const retryPolicy = (retry: CommonOptions['retry']): RetryPolicy => (retry === false ? NO_RETRY : { ...DEFAULT_RETRY, ...retry });
 
 /** The transport of a client without a token session (the data service, the token endpoints). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
-import { setTenantRateLimits } from '../../management-service/src/admin/provisioning.ts';
+import { setTenantRateLimits } from '@platform/test-support/tenants';
 import { ApiProblem, createDataClient, createManagementClient, isProblem, type ClientEvent } from '../src/index.ts';
 
 describe('client package against the real services', function () {
@@ -164,7 +164,7 @@ describe('client package against the real services', function () {
     const firstId = await portfolio('first');
     const feed = client.events({ subject: 'portfolios' });
     const seen: string[] = [];
-    for await (const event of feed) seen.push(`${event.action}:${(event.data as { id?: string }).id}`);
+    for await (const event of feed) seen.push(`${event.action}:${event.data.id}`);
     assert.ok(seen.includes(`creation:${firstId}`), seen.join(', '));
     assert.ok(feed.cursor);
 
@@ -172,7 +172,7 @@ describe('client package against the real services', function () {
     const controller = new AbortController();
     const later: string[] = [];
     for await (const event of client.events({ subject: 'portfolios', after: feed.cursor, follow: true, pollIntervalMs: 100, signal: controller.signal })) {
-      later.push(`${event.action}:${(event.data as { id?: string }).id}`);
+      later.push(`${event.action}:${event.data.id}`);
       if (later.includes(`creation:${secondId}`)) controller.abort();
     }
     assert.equal(later[0], `creation:${secondId}`, later.join(', '));

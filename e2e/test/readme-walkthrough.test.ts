@@ -126,4 +126,21 @@ describe('README walk-through with curl', function () {
       assert.match(output, /\{"status":"SETTLED","quantity":"5000(\.00)?"\}/, `the deposit:\n${output}`);
     }
   });
+
+  // In the same npm start as the walk-through: the client package's quick start as clients/README.md shows it.
+  it('runs the quick start of the client package (clients/examples/quick-start.ts)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'clients/examples/quick-start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const exit = await exitOf(child);
+    assert.equal(exit.code, 0, `the quick start failed:\n${output}`);
+    const created = /^user (U[0-9A-Z]{26}) owns portfolio (P[0-9A-Z]{26}) \(ACTIVE\)$/m.exec(output);
+    assert.ok(created, output);
+    assert.match(output, new RegExp(`^found portfolio ${created[2]}$`, 'm'));
+    assert.match(output, /^400 invalid_query at position \d+: Invalid query at position \d+: .* \(request [0-9A-Z]{26}\)$/m);
+    assert.match(output, new RegExp(`^event portfolios\\.creation of ${created[2]}$`, 'm'));
+    assert.match(output, /^next time, resume after cursor \d+-\d+$/m);
+    assert.match(output, /^[A-Z]{2}[A-Z0-9]{9}\d: \{"name":"Sample [^"]+","currency":"[A-Z]{3}","price":[\d.]+\}$/m);
+  });
 });
