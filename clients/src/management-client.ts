@@ -2,7 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from './generated/management.ts';
 import { EventFeed, type EventFeedOptions } from './event-feed.ts';
 import { plainTransport, retryPolicy, type CommonOptions, type JsonMedia } from './options.ts';
-import { pagesOf } from './pages.ts';
+import { pagesOf, type Page } from './pages.ts';
 import { failureOf } from './problem.ts';
 import { throwProblems } from './throw-problems.ts';
 import { TokenSession } from './token-session.ts';
@@ -25,9 +25,10 @@ export type CollectionPath = {
         : never
       : never;
 }[keyof paths];
+/** One entity (or selection) of a collection's answer. */
+export type ItemOf<P extends CollectionPath> = JsonOf<GetOf<P>> extends { results: (infer I)[] } ? I : never;
 /** One page of a collection, as the contract types it. */
-export type PageOf<P extends CollectionPath> = JsonOf<GetOf<P>>;
-export type ItemOf<P extends CollectionPath> = PageOf<P>['results'][number];
+export type PageOf<P extends CollectionPath> = JsonOf<GetOf<P>> & Page<ItemOf<P>>;
 /** The parameters of a collection query; `offset` is the iterator's. */
 export type CollectionParams<P extends CollectionPath> = {
   path?: GetOf<P>['parameters']['path'];
@@ -99,7 +100,7 @@ export function createManagementClient(options: ManagementClientOptions) {
 
   /** Every entity of a collection query, page after page. */
   async function* items<P extends CollectionPath>(path: P, params: CollectionParams<P> = {}, init: { signal?: AbortSignal } = {}): AsyncGenerator<ItemOf<P>> {
-    for await (const page of pages(path, params, init)) yield* page.results as ItemOf<P>[];
+    for await (const page of pages(path, params, init)) yield* (page as Page<ItemOf<P>>).results;
   }
 
   /** The tenant's outbound events from a cursor; with `follow`, polls for new ones until the signal aborts. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
-import { managementClient } from '../src/clients.ts';
+import { machineClient, managementClient } from '../src/clients.ts';
 
-describe('client middleware journey: user, portfolio, versions (generated client)', function () {
+describe('client middleware journey: user, portfolio, versions (the client package)', function () {
   this.timeout(60_000);
   let platform: TestPlatform;
   before(async () => {
@@ -12,10 +12,7 @@ describe('client middleware journey: user, portfolio, versions (generated client
 
   it('logs in, onboards a customer with a portfolio, updates it, reads its history and acts as the customer', async () => {
     const tenant = await platform.tenant();
-    const login = await managementClient(platform.managementUrl).POST('/auth/login/', {
-      body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret },
-    });
-    const client = managementClient(platform.managementUrl, login.data!.access_token);
+    const client = machineClient(platform.managementUrl, tenant);
 
     const user = await client.POST('/users/', {
       body: { first_name: 'Grace', last_name: 'Hopper', email: 'grace@example.com', feature_flags: ['SELF_INVESTOR'] },
@@ -59,10 +56,7 @@ describe('client middleware journey: user, portfolio, versions (generated client
   // Every answer below is also checked against the contract by the client (src/response-shapes.ts).
   it('answers policies, selections, merge patches and refusals as the contract documents them', async () => {
     const tenant = await platform.tenant();
-    const login = await managementClient(platform.managementUrl).POST('/auth/login/', {
-      body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret },
-    });
-    const client = managementClient(platform.managementUrl, login.data!.access_token);
+    const client = machineClient(platform.managementUrl, tenant);
     const userId = (await client.POST('/users/', { body: { first_name: 'Ada' } })).data!.id;
 
     const policy = await client.POST('/policies/', { body: { name: 'Balanced', config: { model_portfolio: { IE00B4L5Y983: 0.6 } } } });

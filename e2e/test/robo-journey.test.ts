@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { parseDecimal, sum, toText } from '@platform/shared';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
-import { managementClient } from '../src/clients.ts';
+import { machineClient, managementClient } from '../src/clients.ts';
 import { eurEtfModel, type SampleModel } from '../src/sample-model.ts';
 
 // The robo-advice journey across both services (management service, NATS, the data service's
@@ -50,10 +50,7 @@ describe('robo-advice journeys across both services', function () {
 
   async function onboard(integration: 'CLIENT' | 'SERVICE', mandate: Mandate, money: 'REAL_MONEY' | 'PAPER_MONEY'): Promise<Journey> {
     const tenant = await platform.tenant(undefined, { brokerIntegration: integration });
-    const login = await managementClient(platform.managementUrl).POST('/auth/login/', {
-      body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret },
-    });
-    const machine = managementClient(platform.managementUrl, login.data!.access_token);
+    const machine = machineClient(platform.managementUrl, tenant);
     const user = await machine.POST('/users/', { body: { first_name: 'Grace', last_name: 'Hopper', external_id: 'crm-1' } });
     const policy = await machine.POST('/policies/', {
       body: {

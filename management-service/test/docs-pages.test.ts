@@ -35,6 +35,8 @@ describe('API reference pages at /docs/', () => {
     assert.equal(index.headers.get('content-type'), 'text/html; charset=utf-8');
     const links = references(await index.text());
     for (const path of ['/docs/management', '/docs/data', '/docs/management.openapi.yaml', '/docs/data.openapi.yaml']) assert.ok(links.includes(path), path);
+    for (const link of links) assert.ok(link.startsWith('/') && !link.startsWith('//'), `${link} is a path on the origin`);
+    assert.deepEqual(offOriginSources(index.headers.get('content-security-policy') ?? ''), []);
   });
 
   for (const name of ['management', 'data'] as const) {
