@@ -48,5 +48,7 @@ console.log(`next time, resume after cursor ${feed.cursor}`);
 const data = createDataClient({ baseUrl: demo.data_url, tenantId: demo.tenant_id, apiKey: demo.api_key });
 const { data: universe } = await data.GET('/data/reference/universe/', { params: { query: { universe_name: 'ROBO', fields: ['NAME'] } } });
 const isin = Object.keys(universe!.data)[0]!;
-const { data: reference } = await data.POST('/data/reference/query/', { body: { instrument_ids: [isin], fields: ['NAME', 'CURRENCY', 'PRICE'] } });
+const { data: reference } = await data.POST('/data/reference/query/', {
+  body: { instrument_ids: [isin], fields: ['NAME', 'CURRENCY', 'PRICE'], fields_extra: [] },
+});
 console.log(`${isin}: ${JSON.stringify(reference!.data[isin])}`);

@@ -59,8 +59,7 @@ export function createManagementClient(options: ManagementClientOptions) {
   const session = credentials
     ? new TokenSession({
         login: async () =>
-          (await tokenClient.POST('/auth/login/', { body: { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secretAccessKey } }))
-            .data!,
+          (await tokenClient.POST('/auth/login/', { body: { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secretAccessKey } })).data!,
         refresh: async (refreshToken) => (await tokenClient.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
         now: clock,
         onEvent: options.onEvent,

@@ -65,7 +65,9 @@ const isProblemBody = (value: unknown): value is ProblemBody => {
 
 /** The exception for a failed answer whose body was already read: an ApiProblem when it is one. */
 export function failureOf(body: unknown, status: number, operation: string): ApiProblem | UnexpectedResponse {
-  return isProblemBody(body) ? new ApiProblem(body, operation) : new UnexpectedResponse(status, operation, typeof body === 'string' ? body : JSON.stringify(body ?? ''));
+  return isProblemBody(body)
+    ? new ApiProblem(body, operation)
+    : new UnexpectedResponse(status, operation, typeof body === 'string' ? body : JSON.stringify(body ?? ''));
 }
 
 /** The problem an answer carries, or undefined when it is a success or not problem+json. */

@@ -9,10 +9,7 @@
 export type Tokens = { access_token: string; refresh_token: string; expires_in: number };
 
 export type TokenEvent =
-  | { type: 'login' }
-  | { type: 'refresh' }
-  | { type: 'refresh-failed'; error: unknown }
-  | { type: 'rejected'; reason: 'expired' | 'answer-401' };
+  { type: 'login' } | { type: 'refresh' } | { type: 'refresh-failed'; error: unknown } | { type: 'rejected'; reason: 'expired' | 'answer-401' };
 
 export type TokenSessionOptions = {
   login: () => Promise<Tokens>;

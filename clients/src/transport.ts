@@ -35,7 +35,7 @@ export function transport(options: TransportOptions): (request: Request) => Prom
     const started = now();
     let token = session ? await session.accessToken() : undefined;
     let renewedOn401 = false;
-    for (let attempt = 1; ; ) {
+    for (let attempt = 1; ;) {
       if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
       let response: Response | undefined;
       let failure: unknown;

@@ -10,7 +10,7 @@ describe('client retry policy (pure)', () => {
       assert.equal(parseRetryAfter(' 0 ', NOW), 0);
       assert.equal(parseRetryAfter('Wed, 25 Nov 2026 12:00:30 GMT', NOW), 30_000);
       assert.equal(parseRetryAfter('Wed, 25 Nov 2026 11:59:00 GMT', NOW), 0);
-      for (const bad of [null, undefined, '', '-1', '1.5', 'soon', '2026']) assert.equal(parseRetryAfter(bad, NOW), undefined, String(bad));
+      for (const bad of [null, undefined, '', '-1', '1.5', 'soon', '2026-11-25']) assert.equal(parseRetryAfter(bad, NOW), undefined, String(bad));
     });
   });
 
@@ -21,8 +21,14 @@ describe('client retry policy (pure)', () => {
         [1, 2, 3, 4, 5, 9].map((attempt) => backoffDelay(attempt, policy, () => 0.999_999)),
         [99, 199, 399, 799, 999, 999],
       );
-      assert.equal(backoffDelay(3, policy, () => 0), 0);
-      assert.equal(backoffDelay(3, policy, () => 0.5), 200);
+      assert.equal(
+        backoffDelay(3, policy, () => 0),
+        0,
+      );
+      assert.equal(
+        backoffDelay(3, policy, () => 0.5),
+        200,
+      );
     });
   });
 
@@ -40,7 +46,11 @@ describe('client retry policy (pure)', () => {
     });
 
     it('retries 429 and 503 of any method, waiting what Retry-After says', () => {
-      assert.deepEqual(decideRetry(input({ method: 'PATCH', outcome: { status: 429, retryAfter: '2' } })), { retry: true, delayMs: 2000, reason: 'answer 429' });
+      assert.deepEqual(decideRetry(input({ method: 'PATCH', outcome: { status: 429, retryAfter: '2' } })), {
+        retry: true,
+        delayMs: 2000,
+        reason: 'answer 429',
+      });
       assert.deepEqual(decideRetry(input({ outcome: { status: 503, retryAfter: null } })), { retry: true, delayMs: 100, reason: 'answer 503' });
     });
 

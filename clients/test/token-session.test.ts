@@ -25,7 +25,13 @@ function fakeService(expiresIn = 300) {
     now: () => state.clock,
     onEvent: (event: TokenEvent) => state.events.push(event.type === 'rejected' ? `rejected:${event.reason}` : event.type),
   });
-  return { state, session, hold: (until: Promise<void>) => (gate = until) };
+  return {
+    state,
+    session,
+    hold: (until: Promise<void>) => {
+      gate = until;
+    },
+  };
 }
 
 describe('client token session (pure)', () => {

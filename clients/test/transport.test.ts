@@ -48,7 +48,7 @@ const post = (body: string, headers: Record<string, string> = {}) =>
 
 describe('client transport (in-memory service)', () => {
   it('gives a POST a new Idempotency-Key and sends the same key and body on every retry', async () => {
-    const service = scripted([answer(503), new TypeError('fetch failed'), answer(429, { 'retry-after': '0' }), answer(201)]);
+    const service = scripted([answer(503), new TypeError('fetch failed'), answer(429, { 'retry-after': '0' }), answer(201), answer(201)]);
     const retries: RetryEvent[] = [];
     const send = client(service.fetch, { retries });
     const response = await send(post('{"amount":"10"}'));
@@ -98,9 +98,13 @@ describe('client transport (in-memory service)', () => {
   it('stops waiting when the signal aborts between attempts', async () => {
     const controller = new AbortController();
     const service = scripted([answer(429, { 'retry-after': '3600' })]);
-    const pending = transport({ fetch: service.fetch, retry: { ...DEFAULT_RETRY, maxElapsedMs: 10_000_000 }, newKey: () => 'k', now: () => 0, random: () => 0 })(
-      new Request('http://service.test/users/', { signal: controller.signal }),
-    );
+    const pending = transport({
+      fetch: service.fetch,
+      retry: { ...DEFAULT_RETRY, maxElapsedMs: 10_000_000 },
+      newKey: () => 'k',
+      now: () => 0,
+      random: () => 0,
+    })(new Request('http://service.test/users/', { signal: controller.signal }));
     setImmediate(() => controller.abort(new Error('caller gave up')));
     await assert.rejects(pending, /caller gave up/);
     assert.equal(service.seen.length, 1);
