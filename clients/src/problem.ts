@@ -11,8 +11,8 @@ const POSITION = /at position (\d+)/;
 /**
  * An `application/problem+json` answer of either service as an exception: `status`, `code` (narrow
  * with `problem.is('not_found')` or `isProblem(error, 'not_found')`), `title`, `detail`,
- * `requestId` (quote it when reporting), `errors` (each violation's `loc`), and for `invalid_query`
- * the 0-based `position` in the query text.
+ * `requestId` (quote it when reporting), `errors` (each violation's `loc`) and `field` (the first
+ * one's), and for `invalid_query` the 0-based `position` in the query text.
  */
 export class ApiProblem<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = 'ApiProblem';
@@ -24,6 +24,8 @@ export class ApiProblem<C extends ErrorCode = ErrorCode> extends Error {
   readonly errors: ValidationIssue[];
   /** Where in the query expression an `invalid_query` is, when the service names it. */
   readonly position: number | undefined;
+  /** The field of the first violation, as a dotted path without its part (`config.manager` of `["body","config","manager"]`). */
+  readonly field: string | undefined;
   /** The request that got the answer, e.g. `GET /portfolios/`. */
   readonly operation: string;
 
@@ -39,6 +41,7 @@ export class ApiProblem<C extends ErrorCode = ErrorCode> extends Error {
     this.requestId = body.request_id;
     this.errors = body.errors ?? [];
     this.position = typeof body.position === 'number' ? body.position : positionIn(body.detail);
+    this.field = this.errors[0]?.loc.slice(1).join('.') || undefined;
     this.operation = operation;
   }
 

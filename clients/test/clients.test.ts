@@ -75,6 +75,7 @@ describe('client package against the real services', function () {
       invalid.errors.some((e) => e.loc.join('.') === 'body.first_name'),
       JSON.stringify(invalid.errors),
     );
+    assert.equal(invalid.field, 'first_name');
 
     const missing = await client
       .GET('/portfolios/{portfolio_id}', { params: { path: { portfolio_id: 'P01HZC48CNR9YNY5M4C8F5S2HT9' } } })

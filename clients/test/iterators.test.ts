@@ -77,6 +77,7 @@ describe('client iterators and problems (pure)', () => {
     );
     assert.deepEqual([problem.status, problem.code, problem.title, problem.requestId, problem.position], [400, 'invalid_query', 'Bad Request', 'R1', 9]);
     assert.deepEqual(problem.errors[0]!.loc, ['query', 'query']);
+    assert.equal(problem.field, 'query');
     assert.ok(problem.is('invalid_query') && !problem.is('not_found'));
     assert.ok(isProblem(problem, 'invalid_query') && !isProblem(problem, 'not_found') && !isProblem(new Error('x')));
     assert.match(problem.message, /GET \/users\/: 400 invalid_query: .*\(request R1\)/);
