@@ -5,7 +5,13 @@ const files = process.env.TEST_FILES ? process.env.TEST_FILES.split('\n').filter
 module.exports = {
   'node-option': ['import=tsx'],
   extension: ['ts'],
-  spec: files ?? ['shared/test/**/*.test.ts', 'clients/test/**/*.test.ts', 'management-service/test/**/*.test.ts', 'data-service/test/**/*.test.ts', 'e2e/test/**/*.test.ts'],
+  spec: files ?? [
+    'shared/test/**/*.test.ts',
+    'clients/test/**/*.test.ts',
+    'management-service/test/**/*.test.ts',
+    'data-service/test/**/*.test.ts',
+    'e2e/test/**/*.test.ts',
+  ],
   timeout: 30000,
   reporter: 'spec',
 };
