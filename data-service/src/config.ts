@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import { loadConfig, parsers } from '@platform/shared';
+import { loadConfig, parseOrigins, parsers } from '@platform/shared';
 
 /** Cores this process may run on: the default number of simulation threads. */
 const CORES = availableParallelism();
@@ -147,6 +147,12 @@ export const dataSettings = {
       'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
     default: 0,
     parse: parsers.integer(0, 10),
+  },
+  CORS_ALLOWED_ORIGINS: {
+    description:
+      'origins of browser pages that may call this interface, comma-separated (e.g. the administration console: http://127.0.0.1:8080); others get no CORS header (docs/adr/0037-console-and-the-data-service.md); default none',
+    default: [] as string[],
+    parse: parseOrigins,
   },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   METRICS_PORT: {

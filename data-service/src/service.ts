@@ -83,6 +83,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       trustedProxies: config.TRUSTED_PROXIES,
+      corsAllowedOrigins: config.CORS_ALLOWED_ORIGINS,
       observability: { tracing, metrics: metrics.http },
       rateLimits: {
         store: postgresRateLimitStore(pool, 'pool'),

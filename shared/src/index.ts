@@ -7,6 +7,7 @@ export * from './decimal.ts';
 export * from './nats.ts';
 export * from './lifecycle.ts';
 export * from './http/app.ts';
+export * from './http/cors.ts';
 export * from './http/compression.ts';
 export * from './http/contract.ts';
 export * from './http/server.ts';

@@ -40,6 +40,8 @@ export type DataDeps = {
   bodyLimitBytes: number;
   /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES). */
   trustedProxies?: number;
+  /** Origins of browser pages that may call the interface (CORS_ALLOWED_ORIGINS). */
+  corsAllowedOrigins?: readonly string[];
   /** docs/adr/0023-rate-limits.md: the counters, the API-key limit and each tenant's own (none: nothing is limited). */
   rateLimits?: { store: RateLimitStore; settings: { windowSeconds: number; apiKey: number }; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
   /** A span and a duration per request (docs/adr/0024-observability.md). */
@@ -71,6 +73,7 @@ export async function createDataApp(deps: DataDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,
+    cors: { allowedOrigins: deps.corsAllowedOrigins ?? [] },
     mapError: dataProblem,
     rateLimits: limits && {
       store: limits.store,

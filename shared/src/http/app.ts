@@ -10,6 +10,7 @@ import { withRoundTrips } from '../round-trips.ts';
 import { SpanKind, traceFields, withTraceContext, type Tracing } from '../tracing.ts';
 import { decodeBody, mediaType } from './body.ts';
 import { COMPRESSION_MIN_BYTES, compressResponse } from './compression.ts';
+import { corsMiddleware, type CorsOptions } from './cors.ts';
 import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate-limit.ts';
 import { precompileRoutes } from './routes.ts';
 import { fastParseRequest } from './parse-request.ts';
@@ -90,6 +91,11 @@ export type ApiAppOptions<P> = {
    * name their requests are logged and measured under; each passes on the paths it does not serve.
    */
   pages?: Record<string, express.RequestHandler>;
+  /**
+   * Browser pages of these origins may call the interface (CORS, docs/adr/0037-console-and-the-data-service.md):
+   * their preflights are answered here, before the contract's routing; other origins get no CORS header.
+   */
+  cors?: CorsOptions;
 };
 
 const REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
@@ -272,6 +278,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       });
     });
   }
+  if (options.cors && options.cors.allowedOrigins.length > 0) app.use(corsMiddleware(options.cors));
   app.use((req, res, next) => {
     // A request without a body (no Content-Length, no Transfer-Encoding) has nothing to read or decode.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
