@@ -259,6 +259,8 @@ try {
         METRICS_PORT: String(MANAGEMENT_METRICS_PORT),
         JWT_PRIVATE_KEY: await signingKey(),
         MIGRATE_ON_START: 'false',
+        // The console's data pages call the data service from the browser (docs/adr/0037-console-and-the-data-service.md).
+        CONSOLE_DATA_SERVICE_URL: process.env.CONSOLE_DATA_SERVICE_URL ?? `http://127.0.0.1:${DATA_PORT}`,
       },
     },
     // First start: the generated sample universe goes to .data/reference (SAMPLE_DATA); later starts and
@@ -274,6 +276,7 @@ try {
         METRICS_PORT: String(DATA_METRICS_PORT),
         DUCKDB_PATH: `${DATA}/data.duckdb`,
         SAMPLE_DATA: 'true',
+        CORS_ALLOWED_ORIGINS: process.env.CORS_ALLOWED_ORIGINS ?? `http://127.0.0.1:${MANAGEMENT_PORT},http://localhost:${MANAGEMENT_PORT}`,
       },
     },
   ];
@@ -287,6 +290,7 @@ try {
   ready = true;
   log(`management interface: ${credentials.management_url}  (contract: contracts/management.openapi.yaml)`);
   log(`data interface:       ${credentials.data_url}  (contract: contracts/data.openapi.yaml)`);
+  log(`administration console: ${credentials.management_url}/console/  (sign in with access_key_id, secret_access_key and api_key of credentials.json)`);
   if (nats?.mqttUrl) log(`tenant events over MQTT:  ${nats.mqttUrl} topic tenants/<tenant>/events (bus_username and bus_password of credentials.json)`);
   log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${credentials.tenant_id}; sample policies: ${Object.keys(policies).join(', ') || 'none'})`);
   log('ready; Ctrl-C stops everything');

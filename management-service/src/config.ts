@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, parsers } from '@platform/shared';
 
 const HOW_TO_FIX = 'create one with `npm run -s cli -- signing-key --out key.pem`';
@@ -39,6 +40,14 @@ function parseSigningKey(raw: string): string {
 function rate(raw: string): number {
   if (!/^(0|1|0?\.\d+|1\.0+)$/.test(raw)) throw new Error(`"${raw}" is not a share between 0 and 1 (e.g. 0.25)`);
   return Number(raw);
+}
+
+/** A URL the browser fetches from: http or https, no query or fragment; kept without a trailing slash. */
+function consoleDataUrl(raw: string): string {
+  parsers.url('http', 'https')(raw);
+  const url = new URL(raw);
+  if (url.search || url.hash) throw new Error(`"${raw}" has a query or fragment: give the data service's base URL, e.g. http://127.0.0.1:8081`);
+  return raw.replace(/\/+$/, '');
 }
 
 /** A time of day in UTC, `HH:MM` (the nightly optimization batch). */
@@ -187,6 +196,16 @@ export const managementSettings = {
       'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
     default: 0,
     parse: parsers.integer(0, 10),
+  },
+  CONSOLE_DATA_SERVICE_URL: {
+    description:
+      "the data service's URL as the administration console's browser reaches it (e.g. http://127.0.0.1:8081), for its data pages and valuations; that service's CORS_ALLOWED_ORIGINS must name this service's origin; unset: the console works without them (docs/adr/0037-console-and-the-data-service.md)",
+    parse: consoleDataUrl,
+  },
+  CONSOLE_DIR: {
+    description: 'folder of the built administration console served at /console/ (`npm run build:console` builds it; `npm ci` does too)',
+    default: fileURLToPath(new URL('../../console/dist', import.meta.url)),
+    parse: parsers.string,
   },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
   METRICS_PORT: {

@@ -82,6 +82,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       logger,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
       trustedProxies: config.TRUSTED_PROXIES,
+      console: { dir: config.CONSOLE_DIR, dataServiceUrl: config.CONSOLE_DATA_SERVICE_URL },
       observability: { tracing, metrics: metrics.http },
       refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },

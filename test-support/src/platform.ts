@@ -8,6 +8,7 @@ import { loadDataConfig } from '../../data-service/src/config.ts';
 import { startDataService, type DataService } from '../../data-service/src/service.ts';
 import { createTestDatabase, startOwnNats, testNatsUrl, testServiceNatsUrls, testWorkDir, type TestDatabase } from './database.ts';
 import type { NatsServer } from './nats-server.ts';
+import { freePort } from './ports.ts';
 
 export type TestTenant = { tenantId: string; accessKeyId: string; secret: string; apiKey: string };
 
@@ -44,6 +45,11 @@ export type TestPlatformOptions = {
   logger?: Logger;
   /** Receives every span both services end (by default none is exported). */
   spanExporter?: SpanExporter;
+  /**
+   * The administration console as `npm start` serves it: the management service names the data
+   * service's URL to it, and the data service allows the console's origin (CORS).
+   */
+  console?: boolean;
 };
 
 export async function startTestPlatform(env: Record<string, string> = {}, options: TestPlatformOptions = {}): Promise<TestPlatform> {
@@ -66,9 +72,24 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
       METRICS_PORT: '0',
       ...(options.ownNats ? {} : { OPTIMIZER: 'false' }),
     };
+    // The console's page and the data service must know each other's address before either starts.
+    const ports = options.console ? { management: String(await freePort()), data: String(await freePort()) } : undefined;
+    const consoleEnv = ports
+      ? {
+          management: { PORT: ports.management, CONSOLE_DATA_SERVICE_URL: `http://127.0.0.1:${ports.data}` },
+          data: { PORT: ports.data, CORS_ALLOWED_ORIGINS: `http://127.0.0.1:${ports.management}` },
+        }
+      : { management: {}, data: {} };
     const management = resources.add(
       await startManagementService(
-        loadManagementConfig({ ...common, NATS_URL: serviceUrls.management, JWT_PRIVATE_KEY: await testSigningKey(), MIGRATE_ON_START: 'false', ...env }),
+        loadManagementConfig({
+          ...common,
+          NATS_URL: serviceUrls.management,
+          JWT_PRIVATE_KEY: await testSigningKey(),
+          MIGRATE_ON_START: 'false',
+          ...consoleEnv.management,
+          ...env,
+        }),
         logger,
         { spanExporter: options.spanExporter },
       ),
@@ -81,6 +102,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
       NATS_URL: serviceUrls.data,
       DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`),
       REFERENCE_DIR: join(testWorkDir(), 'reference'),
+      ...consoleEnv.data,
       ...env,
     });
     const data = resources.add(await startDataService(dataConfig, logger, { spanExporter: options.spanExporter }), (d) => d.stop());

@@ -11,6 +11,7 @@ import { databaseAnswers } from '../store/db.ts';
 import { entityKinds } from '../domain/entities/catalog.ts';
 import { assessmentHandlers } from './handlers/assessments.ts';
 import { authHandlers } from './handlers/auth.ts';
+import { consolePages, type ConsolePagesOptions } from './console-pages.ts';
 import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
 import { eventHandlers } from './handlers/events.ts';
@@ -36,6 +37,8 @@ export type ManagementDeps = {
   /** docs/adr/0023-rate-limits.md: the counters, the defaults and each tenant's own limits (none: nothing is limited). */
   rateLimits?: { store: RateLimitStore; settings: RateLimitSettings; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
   loginThrottle?: LoginThrottle;
+  /** The administration console at /console/ (docs/adr/0036-administration-console.md); none: not served. */
+  console?: ConsolePagesOptions;
 };
 
 /** Each kind's checks that run before the contract's validation, by the operationId they belong to. */
@@ -79,6 +82,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,
+    pages: deps.console ? [consolePages(deps.console)] : [],
     mapError: domainProblem,
     pages: { docs: docsPages() },
     ...deps.observability,
