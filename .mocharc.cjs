@@ -8,6 +8,7 @@ module.exports = {
   spec: files ?? [
     'shared/test/**/*.test.ts',
     'clients/test/**/*.test.ts',
+    'console/test/**/*.test.ts',
     'management-service/test/**/*.test.ts',
     'data-service/test/**/*.test.ts',
     'e2e/test/**/*.test.ts',

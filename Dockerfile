@@ -21,6 +21,7 @@ COPY management-service/package.json management-service/
 COPY data-service/package.json data-service/
 COPY e2e/package.json e2e/
 COPY test-support/package.json test-support/
+COPY console/package.json console/
 # --ignore-scripts: every install script in the lockfile belongs to a dev-only tool that the
 # image does not run (esbuild's binary check: esbuild finds @esbuild/<platform> without it;
 # embedded-postgres; @scarf/scarf telemetry). Runtime native code (@duckdb/node-bindings-*)
@@ -45,6 +46,9 @@ COPY --from=deps /app ./
 # Sources, contracts (read at start), migrations and DuckDB schema; .dockerignore keeps
 # node_modules, .data, .git and tests out.
 COPY . .
+# The administration console served at /console/ (docs/adr/0036-administration-console.md): the
+# install above skipped the root `prepare` script that builds it.
+RUN npm run -s build:console
 # The `node` user of the base image, numeric so that Kubernetes can verify runAsNonRoot.
 USER 1000:1000
 EXPOSE 8080 8081

@@ -1,0 +1,85 @@
+// Building the page: a small element helper and the loading, empty and error states every page shows.
+import type { ApiError } from './api.ts';
+
+type Child = Node | string | number | null | undefined | false | Child[];
+type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, child);
+    else parent.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+  }
+}
+
+function apply(el: Element, attrs: Attrs): void {
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') el.addEventListener(name.slice(2).toLowerCase(), value);
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+}
+
+/** An HTML element: attributes (`onClick` and the like become listeners) and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  apply(el, attrs);
+  append(el, children);
+  return el;
+}
+
+/** An SVG element. */
+export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+  const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  apply(el, attrs);
+  append(el, children);
+  return el;
+}
+
+export function replace(target: Element, ...children: Child[]): void {
+  target.replaceChildren();
+  append(target, children);
+}
+
+export const loading = (what: string) => h('p', { class: 'state loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), `Loading ${what}…`);
+
+export const empty = (message: string) => h('p', { class: 'state empty' }, message);
+
+/** A failed call: a problem+json answer shows its title, detail, code and request id; anything else its message. */
+export function problemView(error: unknown): HTMLElement {
+  const problem = (error as Partial<ApiError>).problem;
+  if (!problem) return h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'problem-title' }, 'The request failed'), h('p', {}, (error as Error).message));
+  const issues = Array.isArray(problem.errors) ? problem.errors : [];
+  return h(
+    'div',
+    { class: 'state error problem', role: 'alert' },
+    h('p', { class: 'problem-title' }, `${problem.status ?? ''} ${problem.title ?? 'Error'}`.trim()),
+    problem.detail ? h('p', { class: 'problem-detail' }, problem.detail) : null,
+    issues.length
+      ? h(
+          'ul',
+          { class: 'problem-errors' },
+          issues.map((issue) => h('li', {}, h('code', {}, (issue.loc ?? []).join('.')), ` ${issue.msg ?? ''}`)),
+        )
+      : null,
+    h(
+      'p',
+      { class: 'problem-meta' },
+      problem.code ? ['Code ', h('code', {}, String(problem.code)), ' · '] : null,
+      'Request id ',
+      h('code', { class: 'request-id' }, String(problem.request_id ?? 'none')),
+    ),
+  );
+}
+
+export const formatTime = (iso: unknown) => (typeof iso === 'string' && iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : '');
+
+export const formatNumber = (value: number | undefined, digits = 2) =>
+  value === undefined || !Number.isFinite(value) ? '' : value.toLocaleString('en-GB', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** A short text of any value for a table cell. */
+export function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}

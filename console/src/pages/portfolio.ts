@@ -1,0 +1,264 @@
+import { ApiError } from '../api.ts';
+import { cellText, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
+import { href } from '../lib/route.ts';
+import { valueHoldings, type Instrument } from '../lib/valuation.ts';
+import type { Page, PageContext } from '../page.ts';
+import { eventDetails, type EventEnvelope, type EventPage } from './events.ts';
+
+type Doc = Record<string, unknown>;
+type Page_<T> = { results: T[]; count: number; next: string | null };
+type Optimization = {
+  id: string;
+  status: string;
+  is_recommended?: boolean | null;
+  owner_choice?: string | null;
+  execution_status?: string | null;
+  creation_datetime?: string;
+  version_datetime?: string;
+  orders?: Record<string, unknown> | null;
+};
+
+/** Events read when looking for a portfolio's own (the feed has no filter by entity). */
+const EVENT_SCAN_LIMIT = 5000;
+
+/** A portfolio: status, holdings valued with the data service's prices, transactions, optimizations and its events. */
+export const portfolioPage: Page = async (ctx) => {
+  const id = ctx.route.id ?? '';
+  ctx.title(`Portfolio ${id}`);
+  const status = h('div', {}, loading('the portfolio'));
+  ctx.main.append(status);
+  const portfolio = await ctx.session.management<Doc>('GET', `/portfolios/${encodeURIComponent(id)}?embed=owned_by_user_id`, undefined, ctx.signal);
+  status.remove();
+  ctx.title(`Portfolio ${cellText(portfolio.name) || id}`);
+  const config = (portfolio.config ?? {}) as Doc;
+  const settings = (config.manager_settings ?? {}) as Doc;
+  const owner = ((portfolio._embedded ?? {}) as Record<string, Doc>)[cellText(portfolio.owned_by_user_id)];
+  const ownerName = owner ? [owner.first_name, owner.last_name].filter(Boolean).join(' ') : '';
+  const facts: [string, Node | string][] = [
+    ['Status', h('span', { class: `badge status-${cellText(portfolio.status)}` }, cellText(portfolio.status))],
+    ['Manager', cellText(config.manager)],
+    ['Money', cellText(portfolio.money_type)],
+    ['Base currency', cellText(portfolio.base_currency)],
+    ['Owner', h('a', { href: href('entity', cellText(portfolio.owned_by_user_id)) }, ownerName || cellText(portfolio.owned_by_user_id))],
+    ['Policy', settings.policy_id ? h('a', { href: href('entity', cellText(settings.policy_id)) }, cellText(settings.policy_id)) : 'none'],
+    ['Funded since', formatTime(portfolio.funded_since) || 'not funded'],
+    ['Version', h('a', { href: href('entity', id) }, `${cellText(portfolio.version)} (log and diffs)`)],
+  ];
+  ctx.main.append(
+    h('section', { class: 'summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, facts.map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', {}, v))))),
+    section('holdings', 'Holdings', (area) => holdings(ctx, portfolio, area)),
+    h(
+      'div',
+      { class: 'two-columns' },
+      section('transactions', 'Transactions', (area) => transactions(ctx, id, area)),
+      section('optimizations', 'Optimizations', (area) => optimizations(ctx, id, config.manager === 'ROBO_ADVISOR_ADVISORY', area)),
+    ),
+    section('events', 'Its events', (area) => events(ctx, id, area)),
+  );
+};
+
+/** A titled part of the page that loads on its own, showing its loading and error states. */
+function section(key: string, title: string, load: (area: HTMLElement) => Promise<void>): HTMLElement {
+  const area = h('div', { 'aria-live': 'polite' }, loading(title.toLowerCase()));
+  void load(area).catch((error: unknown) => replace(area, problemView(error)));
+  return h('section', { 'aria-labelledby': `${key}-title` }, h('h2', { id: `${key}-title` }, title), area);
+}
+
+async function holdings(ctx: PageContext, portfolio: Doc, area: HTMLElement): Promise<void> {
+  const positions = (portfolio.portfolio ?? {}) as Record<string, number>;
+  const isins = Object.keys(positions).filter((key) => !key.startsWith('$'));
+  if (Object.keys(positions).length === 0) return replace(area, empty('No holdings yet.'));
+  let instruments: Record<string, Instrument> = {};
+  let note: HTMLElement | null = null;
+  if (isins.length > 0 && ctx.session.hasData) {
+    try {
+      const answer = await ctx.session.data<{ data: Record<string, Instrument> }>(
+        'POST',
+        '/data/reference/query/',
+        { instrument_ids: isins, fields: ['NAME', 'PRICE', 'CURRENCY'], fields_extra: [] },
+        ctx.signal,
+      );
+      instruments = answer.data;
+    } catch (error) {
+      note = h('div', {}, h('p', { class: 'state notice' }, 'The prices could not be read from the data service:'), problemView(error));
+    }
+  } else if (isins.length > 0) {
+    note = h('p', { class: 'state notice' }, 'Instruments are not valued: sign in with a data API key to read their prices from the data service.');
+  }
+  const { rows, totals } = valueHoldings(positions, instruments);
+  replace(
+    area,
+    note,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data holdings' },
+        h('caption', { class: 'visually-hidden' }, 'Holdings and their values'),
+        h('thead', {}, h('tr', {}, ['Position', 'Name', 'Quantity', 'Price', 'Value', 'Currency'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'tbody',
+          {},
+          rows.map((row) =>
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row', class: 'mono' }, row.key),
+              h('td', {}, row.name),
+              h('td', { class: 'num' }, formatNumber(row.quantity, row.cash ? 2 : 0)),
+              h('td', { class: 'num' }, row.cash ? '' : formatNumber(row.price)),
+              h('td', { class: 'num' }, formatNumber(row.value)),
+              h('td', {}, row.currency ?? ''),
+            ),
+          ),
+        ),
+        h(
+          'tfoot',
+          {},
+          Object.entries(totals).map(([currency, total]) =>
+            h('tr', {}, h('th', { scope: 'row', colspan: '4' }, `Total in ${currency}`), h('td', { class: 'num' }, formatNumber(total)), h('td', {}, currency)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+async function transactions(ctx: PageContext, id: string, area: HTMLElement): Promise<void> {
+  const query = encodeURIComponent('orderby creation_datetime desc');
+  const page = await ctx.session.management<Page_<Doc>>('GET', `/portfolios/${id}/transactions/?limit=20&query=${query}`, undefined, ctx.signal);
+  if (page.results.length === 0) return replace(area, empty('No transactions yet.'));
+  replace(
+    area,
+    h('p', { class: 'count' }, `${page.results.length} of ${page.count}, newest first`),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data' },
+        h('thead', {}, h('tr', {}, ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'tbody',
+          {},
+          page.results.map((t) =>
+            h(
+              'tr',
+              {},
+              h('td', {}, h('a', { class: 'mono', href: href('entity', cellText(t.id), { parent: id }) }, cellText(t.id).slice(0, 10) + '…')),
+              h('td', {}, cellText(t.type)),
+              h('td', {}, cellText(t.status)),
+              h('td', { class: 'mono' }, cellText(t.instrument_id ?? (t.currency ? `$${cellText(t.currency)}` : ''))),
+              h('td', { class: 'num' }, cellText(t.quantity)),
+              h('td', { class: 'nowrap' }, formatTime(t.datetime)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+const CHOICES = [
+  ['ACCEPT', 'Accept'],
+  ['REJECT', 'Reject'],
+  ['REOPTIMIZE', 'Reoptimize'],
+] as const;
+
+async function optimizations(ctx: PageContext, id: string, advisory: boolean, area: HTMLElement): Promise<void> {
+  const page = await ctx.session.management<Page_<Optimization>>('GET', `/portfolios/${id}/optimizations/?limit=20`, undefined, ctx.signal);
+  if (page.results.length === 0) return replace(area, empty('No optimizations yet.'));
+  // The owner's choice is asked of advisory mandates only, on a recommended SUCCESS nobody chose yet.
+  const awaitsChoice = (o: Optimization) => advisory && o.status === 'SUCCESS' && o.is_recommended === true && !o.owner_choice;
+  const choose = async (o: Optimization, choice: string, cell: HTMLElement) => {
+    replace(cell, loading('the choice'));
+    try {
+      await ctx.session.management('PATCH', `/optimizations/${o.id}`, { owner_choice: choice }, ctx.signal);
+      await optimizations(ctx, id, advisory, area);
+    } catch (error) {
+      replace(cell, problemView(error));
+    }
+  };
+  replace(
+    area,
+    h('p', { class: 'count' }, `${page.results.length} of ${page.count}, newest first`),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data' },
+        h('thead', {}, h('tr', {}, ['Id', 'Status', 'Recommended', 'Execution', 'Owner choice', 'Created'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'tbody',
+          {},
+          page.results.map((o) => {
+            const choiceCell = h('td', {}, cellText(o.owner_choice));
+            if (awaitsChoice(o)) {
+              choiceCell.replaceChildren(
+                h(
+                  'div',
+                  { class: 'choices', role: 'group', 'aria-label': `Owner's choice on ${o.id}` },
+                  CHOICES.map(([value, label]) => h('button', { type: 'button', class: 'small', onClick: () => void choose(o, value, choiceCell) }, label)),
+                ),
+              );
+            }
+            return h(
+              'tr',
+              {},
+              h('td', {}, h('a', { class: 'mono', href: href('entity', o.id) }, o.id.slice(0, 10) + '…')),
+              h('td', {}, o.status),
+              h('td', {}, o.is_recommended === undefined || o.is_recommended === null ? '' : o.is_recommended ? 'yes' : 'no'),
+              h('td', {}, cellText(o.execution_status)),
+              choiceCell,
+              h('td', { class: 'nowrap' }, formatTime(o.creation_datetime)),
+            );
+          }),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The portfolio's events: the feed read from its oldest retained event, keeping those that name it. */
+async function events(ctx: PageContext, id: string, area: HTMLElement): Promise<void> {
+  const found: EventEnvelope[] = [];
+  let cursor: string | undefined;
+  let read = 0;
+  while (read < EVENT_SCAN_LIMIT) {
+    const query = new URLSearchParams({ limit: '1000' });
+    if (cursor) query.set('after', cursor);
+    let page: EventPage;
+    try {
+      page = await ctx.session.management<EventPage>('GET', `/events/?${query.toString()}`, undefined, ctx.signal);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 403) return replace(area, empty('The event feed is for machine clients only.'));
+      throw error;
+    }
+    read += page.results.length;
+    cursor = page.next_cursor;
+    found.push(...page.results.filter((e) => e.data?.id === id || e.data?.portfolio_id === id));
+    if (page.results.length < 1000) break;
+  }
+  if (found.length === 0) return replace(area, empty(`No events name this portfolio among the ${read} retained.`));
+  replace(
+    area,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data feed' },
+        h('thead', {}, h('tr', {}, ['Time', 'Event', 'Details'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'tbody',
+          {},
+          found
+            .reverse()
+            .map((e) => h('tr', {}, h('td', { class: 'nowrap' }, formatTime(e.created)), h('td', { class: 'mono' }, `${e.subject}.${e.action}`), h('td', { class: 'small' }, eventDetails(e)))),
+        ),
+      ),
+    ),
+  );
+}
