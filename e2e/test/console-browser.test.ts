@@ -94,7 +94,10 @@ describe('administration console in a browser', function () {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Search' }).waitFor();
     assert.match(await page.locator('.who').innerText(), new RegExp(tenant.tenantId));
-    const kept = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
+    const kept = await page.evaluate(() => {
+      const window = globalThis as any;
+      return [window.localStorage.length, window.sessionStorage.length, window.document.cookie];
+    });
     assert.deepEqual(kept, [0, 0, '']);
     assert.equal(await page.getByRole('link', { name: 'API reference' }).getAttribute('href'), '/docs/');
   });
@@ -126,10 +129,10 @@ describe('administration console in a browser', function () {
     await nameRow.waitFor();
     assert.match(await nameRow.innerText(), /"Console Alpha"\s+"Console Beta"/);
     assert.equal(await page.locator('table.diff-table tr[data-path^="/portfolio/"]').count(), 0);
-    const highlighted = await page.locator('.diff pre.json .line.changed').evaluateAll((lines) => lines.map((line) => line.getAttribute('data-path')));
+    const highlighted = await page.locator('.diff pre.json .line.changed').evaluateAll((lines: any[]) => lines.map((line) => line.getAttribute('data-path')));
     assert.ok(highlighted.includes('/name'), highlighted.join(' '));
     assert.ok(!highlighted.includes('/base_currency'), highlighted.join(' '));
-    const background = await page.locator('.diff pre.json .line.changed[data-path="/name"]').evaluate((line) => getComputedStyle(line).backgroundColor);
+    const background = await page.locator('.diff pre.json .line.changed[data-path="/name"]').evaluate((line: any) => (globalThis as any).getComputedStyle(line).backgroundColor);
     assert.notEqual(background, 'rgba(0, 0, 0, 0)', 'the changed line is highlighted');
     await shot('entity');
   });
@@ -149,14 +152,14 @@ describe('administration console in a browser', function () {
     assert.equal(await mark.innerText(), query[position]);
     assert.match(await page.locator('#query-error').innerText(), new RegExp(`position ${position}\\b`));
     assert.equal(await page.getByLabel('Query', { exact: true }).getAttribute('aria-invalid'), 'true');
-    assert.equal(await page.getByLabel('Query', { exact: true }).evaluate((input: HTMLInputElement) => input.selectionStart), position);
+    assert.equal(await page.getByLabel('Query', { exact: true }).evaluate((input: any) => input.selectionStart), position);
     await shot('search-error');
   });
 
   it('shows an event in the live feed after a PATCH through the interface', async () => {
     await page.getByRole('link', { name: 'Events', exact: true }).click();
     await page.getByLabel('Subject').selectOption('portfolios');
-    await page.waitForFunction(() => /\d+ events? · checked/.test(document.querySelector('.feed-state')?.textContent ?? ''));
+    await page.waitForFunction(() => /\d+ events? · checked/.test((globalThis as any).document.querySelector('.feed-state')?.textContent ?? ''));
     const statusUpdates = page.locator(`tr[data-entity-id="${portfolioId}"]`, { hasText: 'portfolios.status-update' });
     assert.equal(await statusUpdates.count(), 0);
     await api('PATCH', `/portfolios/${portfolioId}`, { archived: true });
@@ -200,7 +203,7 @@ describe('administration console in a browser', function () {
     assert.ok(ys[ys.length - 1]! < ys[0]!, 'the deposits line rises (SVG y grows downwards)');
 
     await page.getByRole('button', { name: 'Take 10 ISINs of this universe' }).click();
-    await page.waitForFunction(() => (document.getElementById('isins') as HTMLTextAreaElement | null)?.value.includes('\n') === true);
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('isins')?.value.includes('\n') === true);
     await page.getByRole('button', { name: 'Query reference data' }).click();
     await page.locator('table.reference tbody tr').first().waitFor();
     assert.equal(await page.locator('table.reference tbody tr').count(), 10);

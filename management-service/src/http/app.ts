@@ -82,7 +82,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,
-    pages: deps.console ? [consolePages(deps.console)] : [],
+    pages: deps.console ? { console: consolePages(deps.console) } : {},
     mapError: domainProblem,
     pages: { docs: docsPages() },
     ...deps.observability,
