@@ -92,7 +92,7 @@ describe('administration console in a browser', function () {
     await page.getByLabel('Secret access key').fill(tenant.secret);
     await page.getByLabel('Data API key (optional)').fill(tenant.apiKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Search' }).waitFor();
+    await page.getByRole('heading', { name: 'Search', exact: true }).waitFor();
     assert.match(await page.locator('.who').innerText(), new RegExp(tenant.tenantId));
     const kept = await page.evaluate(() => {
       const window = globalThis as any;
@@ -113,7 +113,7 @@ describe('administration console in a browser', function () {
     await row.getByRole('link', { name: portfolioId, exact: true }).click();
 
     const versions = page.locator('table.versions tbody tr');
-    await page.getByRole('heading', { name: 'Versions' }).waitFor();
+    await page.getByRole('heading', { name: 'Versions', exact: true }).waitFor();
     assert.equal(await versions.count(), 3);
     const first = page.locator('table.versions tr[data-version="2"]');
     assert.match(await first.innerText(), /UTC/);

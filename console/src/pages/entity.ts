@@ -91,13 +91,17 @@ function versionSection(ctx: PageContext, path: string, current: Doc, versions: 
     return cache.get(version)!;
   };
   const diffArea = h('div', { class: 'diff-area', 'aria-live': 'polite' });
+  // Only the latest choice is drawn, whichever of the versions' reads answers last.
+  let choice = 0;
   const compare = async () => {
-    replace(diffArea, loading(`versions ${from} and ${to}`));
+    const mine = ++choice;
+    const [a, b] = [from, to];
+    replace(diffArea, loading(`versions ${a} and ${b}`));
     try {
-      const [a, b] = await Promise.all([read(from), read(to)]);
-      if (!ctx.signal.aborted) replace(diffArea, diffView(from, to, a, b));
+      const [before, after] = await Promise.all([read(a), read(b)]);
+      if (!ctx.signal.aborted && mine === choice) replace(diffArea, diffView(a, b, before, after));
     } catch (error) {
-      if (!ctx.signal.aborted) replace(diffArea, problemView(error));
+      if (!ctx.signal.aborted && mine === choice) replace(diffArea, problemView(error));
     }
   };
   const radio = (name: 'from' | 'to', version: number) =>
