@@ -50,7 +50,9 @@ async function answer<T>(res: Response): Promise<T> {
 }
 
 async function post<T>(url: string, body: unknown): Promise<T> {
-  return answer<T>(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }));
+  return answer<T>(
+    await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }),
+  );
 }
 
 export type Credentials = { accessKeyId: string; secret: string; apiKey?: string };

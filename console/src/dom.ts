@@ -41,14 +41,16 @@ export function replace(target: Element, ...children: Child[]): void {
   append(target, children);
 }
 
-export const loading = (what: string) => h('p', { class: 'state loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), `Loading ${what}…`);
+export const loading = (what: string) =>
+  h('p', { class: 'state loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), `Loading ${what}…`);
 
 export const empty = (message: string) => h('p', { class: 'state empty' }, message);
 
 /** A failed call: a problem+json answer shows its title, detail, code and request id; anything else its message. */
 export function problemView(error: unknown): HTMLElement {
   const problem = (error as Partial<ApiError>).problem;
-  if (!problem) return h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'problem-title' }, 'The request failed'), h('p', {}, (error as Error).message));
+  if (!problem)
+    return h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'problem-title' }, 'The request failed'), h('p', {}, (error as Error).message));
   const issues = Array.isArray(problem.errors) ? problem.errors : [];
   return h(
     'div',

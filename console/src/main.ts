@@ -24,11 +24,18 @@ let leave: AbortController | undefined;
 
 function shell(config: ConsoleConfig, active: string): HTMLElement {
   const main = h('main', { id: 'main', tabindex: '-1' });
-  const skip = h('a', { class: 'skip', href: '#main', onClick: (event: Event) => {
-      event.preventDefault();
-      main.focus();
+  const skip = h(
+    'a',
+    {
+      class: 'skip',
+      href: '#main',
+      onClick: (event: Event) => {
+        event.preventDefault();
+        main.focus();
+      },
     },
-  }, 'Skip to content');
+    'Skip to content',
+  );
   const header = h(
     'header',
     { class: 'top' },

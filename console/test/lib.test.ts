@@ -42,7 +42,7 @@ describe('console: the differences between two versions', () => {
   });
 
   it('prints JSON as JSON.stringify does, each line knowing its pointer', () => {
-    const doc = { id: 'P1', config: { manager: 'X', tags: [] }, portfolio: { '$EUR': 5, 'a/b': [1, 2] }, empty: {} };
+    const doc = { id: 'P1', config: { manager: 'X', tags: [] }, portfolio: { $EUR: 5, 'a/b': [1, 2] }, empty: {} };
     const lines = jsonLines(doc);
     assert.equal(lines.map((l) => '  '.repeat(l.depth) + l.text).join('\n'), JSON.stringify(doc, null, 2));
     assert.equal(lines.find((l) => l.text.startsWith('"$EUR"'))!.path, '/portfolio/$EUR');

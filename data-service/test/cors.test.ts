@@ -44,7 +44,9 @@ describe('data service: CORS for the configured origins', function () {
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.headers.get('access-control-allow-origin'), CONSOLE);
     assert.match(ok.headers.get('access-control-expose-headers')!, /X-Request-Id/);
-    const refused = await call(`${platform.dataUrl}/xray/universe/?universe_name=ROBO&fields=VALUE_STARS`, { headers: { origin: CONSOLE, 'x-tenant-id': tenant.tenantId } });
+    const refused = await call(`${platform.dataUrl}/xray/universe/?universe_name=ROBO&fields=VALUE_STARS`, {
+      headers: { origin: CONSOLE, 'x-tenant-id': tenant.tenantId },
+    });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('access-control-allow-origin'), CONSOLE);
   });
@@ -64,7 +66,10 @@ describe('data service: CORS for the configured origins', function () {
   it('allows no origin by default', async () => {
     const plain = await startTestPlatform();
     try {
-      const res = await call(`${plain.dataUrl}/performance/future/`, { method: 'OPTIONS', headers: { origin: CONSOLE, 'access-control-request-method': 'POST' } });
+      const res = await call(`${plain.dataUrl}/performance/future/`, {
+        method: 'OPTIONS',
+        headers: { origin: CONSOLE, 'access-control-request-method': 'POST' },
+      });
       assert.equal(res.status, 405);
       assert.deepEqual(corsHeaders(res.headers), []);
     } finally {

@@ -41,7 +41,8 @@ describe('administration console in a browser', function () {
   before(async () => {
     platform = await startTestPlatform({}, { console: true });
     tenant = await platform.tenant();
-    token = (await call(`${platform.managementUrl}/auth/login/`, { body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret } })).body.access_token;
+    token = (await call(`${platform.managementUrl}/auth/login/`, { body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret } })).body
+      .access_token;
     const universe = await call(`${platform.dataUrl}/data/reference/universe/?universe_name=ROBO&fields=PRICE`, {
       headers: { 'x-tenant-id': tenant.tenantId, 'x-api-key': tenant.apiKey },
     });
@@ -132,7 +133,9 @@ describe('administration console in a browser', function () {
     const highlighted = await page.locator('.diff pre.json .line.changed').evaluateAll((lines: any[]) => lines.map((line) => line.getAttribute('data-path')));
     assert.ok(highlighted.includes('/name'), highlighted.join(' '));
     assert.ok(!highlighted.includes('/base_currency'), highlighted.join(' '));
-    const background = await page.locator('.diff pre.json .line.changed[data-path="/name"]').evaluate((line: any) => (globalThis as any).getComputedStyle(line).backgroundColor);
+    const background = await page
+      .locator('.diff pre.json .line.changed[data-path="/name"]')
+      .evaluate((line: any) => (globalThis as any).getComputedStyle(line).backgroundColor);
     assert.notEqual(background, 'rgba(0, 0, 0, 0)', 'the changed line is highlighted');
     await shot('entity');
   });
@@ -215,9 +218,14 @@ describe('administration console in a browser', function () {
   });
 
   it('loaded nothing but from the two services, and threw no error', () => {
-    const foreign = requested.filter((url) => !url.startsWith(`${platform.managementUrl}/`) && !url.startsWith(`${platform.dataUrl}/`) && !url.startsWith('data:'));
+    const foreign = requested.filter(
+      (url) => !url.startsWith(`${platform.managementUrl}/`) && !url.startsWith(`${platform.dataUrl}/`) && !url.startsWith('data:'),
+    );
     assert.deepEqual(foreign, []);
-    assert.ok(requested.some((url) => url.startsWith(`${platform.dataUrl}/`)), 'the data service was called across origins');
+    assert.ok(
+      requested.some((url) => url.startsWith(`${platform.dataUrl}/`)),
+      'the data service was called across origins',
+    );
     assert.deepEqual(pageErrors, []);
   });
 });

@@ -51,7 +51,7 @@ describe('management service: the administration console at /console/', function
     assert.match(policy, /frame-ancestors 'none'/);
   });
 
-  it("tells the page where the data service answers, without a trailing slash", async () => {
+  it('tells the page where the data service answers, without a trailing slash', async () => {
     const config = await call(url('/console/config.json'));
     assert.equal(config.status, 200);
     assert.deepEqual(config.body, { data_service_url: 'http://data.example.test:8081', docs_url: '/docs/' });

@@ -64,7 +64,10 @@ export function fanChart(input: FanInput, size: Size = DEFAULT_SIZE): FanChart {
     const shared = dates.filter((d) => Number.isFinite(lo[d]) && Number.isFinite(hi[d]));
     if (shared.length === 0) continue;
     const along = shared.map((d, j) => `${j === 0 ? 'M' : 'L'}${point(d, hi[d]!)}`).join(' ');
-    const back = [...shared].reverse().map((d) => `L${point(d, lo[d]!)}`).join(' ');
+    const back = [...shared]
+      .reverse()
+      .map((d) => `L${point(d, lo[d]!)}`)
+      .join(' ');
     bands.push({ lower, upper, d: `${along} ${back} Z` });
   }
   const middle = quantiles.length % 2 === 1 ? quantiles[(quantiles.length - 1) / 2] : undefined;

@@ -5,7 +5,10 @@ export function tokenClaims(token: string): TokenClaims {
   const payload = token.split('.')[1];
   if (!payload) return {};
   try {
-    const base64 = payload.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(payload.length / 4) * 4, '=');
+    const base64 = payload
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .padEnd(Math.ceil(payload.length / 4) * 4, '=');
     const text = new TextDecoder().decode(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
     const claims = JSON.parse(text) as unknown;
     return typeof claims === 'object' && claims !== null ? (claims as TokenClaims) : {};

@@ -6,7 +6,10 @@
 export type Instrument = { name?: string | null; price?: number | null; currency?: string | null };
 export type HoldingRow = { key: string; name: string; quantity: number; price?: number; currency?: string; value?: number; cash: boolean };
 
-export function valueHoldings(holdings: Record<string, number>, instruments: Record<string, Instrument>): { rows: HoldingRow[]; totals: Record<string, number> } {
+export function valueHoldings(
+  holdings: Record<string, number>,
+  instruments: Record<string, Instrument>,
+): { rows: HoldingRow[]; totals: Record<string, number> } {
   const totals: Record<string, number> = {};
   const rows = Object.entries(holdings).map(([key, quantity]): HoldingRow => {
     if (key.startsWith('$')) {

@@ -4,7 +4,16 @@ import type { Page, PageContext } from '../page.ts';
 
 const REFERENCE_FIELDS = ['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE', 'PRICE_DATE', 'TER', 'REGION', 'SECTOR'];
 const DEFAULT_FIELDS = new Set(['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE']);
-const FACTORS = ['VALUE_STARS', 'GROWTH_STARS', 'MOMENTUM_STARS', 'STABILITY_STARS', 'FINANCIAL_HEALTH_STARS', 'PROFITABILITY_STARS', 'SIZE_STARS', 'DIVIDEND_STARS'];
+const FACTORS = [
+  'VALUE_STARS',
+  'GROWTH_STARS',
+  'MOMENTUM_STARS',
+  'STABILITY_STARS',
+  'FINANCIAL_HEALTH_STARS',
+  'PROFITABILITY_STARS',
+  'SIZE_STARS',
+  'DIVIDEND_STARS',
+];
 const QUANTILES = [0.05, 0.25, 0.5, 0.75, 0.95];
 /** Rows of an X-Ray answer shown at once. */
 const XRAY_ROWS = 50;
@@ -70,7 +79,12 @@ function referenceSection(ctx: PageContext): HTMLElement {
   fill.addEventListener('click', () => {
     replace(area, loading(`the universe ${universe.value}`));
     ctx.session
-      .data<{ data: Record<string, unknown> }>('GET', `/data/reference/universe/?universe_name=${encodeURIComponent(universe.value.trim())}&fields=NAME`, undefined, ctx.signal)
+      .data<{ data: Record<string, unknown> }>(
+        'GET',
+        `/data/reference/universe/?universe_name=${encodeURIComponent(universe.value.trim())}&fields=NAME`,
+        undefined,
+        ctx.signal,
+      )
       .then((answer) => {
         isins.value = Object.keys(answer.data).slice(0, 10).join('\n');
         replace(area);
@@ -79,7 +93,14 @@ function referenceSection(ctx: PageContext): HTMLElement {
       .catch((error: unknown) => replace(area, problemView(error)));
   });
   onSubmit(form, area, 'reference data', async () => {
-    const ids = [...new Set(isins.value.split(/[\s,;]+/).map((s) => s.trim().toUpperCase()).filter(Boolean))];
+    const ids = [
+      ...new Set(
+        isins.value
+          .split(/[\s,;]+/)
+          .map((s) => s.trim().toUpperCase())
+          .filter(Boolean),
+      ),
+    ];
     const fields = checkedValues(form, 'reference-field');
     if (ids.length === 0) return replace(area, empty('Enter at least one ISIN.'));
     const answer = await ctx.session.data<{ data: Record<string, Record<string, unknown>> }>(
@@ -101,12 +122,26 @@ function referenceSection(ctx: PageContext): HTMLElement {
               'table',
               { class: 'data reference' },
               h('caption', { class: 'visually-hidden' }, 'Reference data'),
-              h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'ISIN'), columns.map((c) => h('th', { scope: 'col' }, c)))),
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  h('th', { scope: 'col' }, 'ISIN'),
+                  columns.map((c) => h('th', { scope: 'col' }, c)),
+                ),
+              ),
               h(
                 'tbody',
                 {},
                 Object.entries(answer.data).map(([isin, values]) =>
-                  h('tr', {}, h('th', { scope: 'row', class: 'mono' }, isin), columns.map((c) => h('td', { class: typeof values[c] === 'number' ? 'num' : '' }, cellText(values[c])))),
+                  h(
+                    'tr',
+                    {},
+                    h('th', { scope: 'row', class: 'mono' }, isin),
+                    columns.map((c) => h('td', { class: typeof values[c] === 'number' ? 'num' : '' }, cellText(values[c]))),
+                  ),
                 ),
               ),
             ),
@@ -118,7 +153,8 @@ function referenceSection(ctx: PageContext): HTMLElement {
 }
 
 function performanceSection(ctx: PageContext): HTMLElement {
-  const number = (id: string, value: string, attrs: Record<string, string> = {}) => h('input', { id, name: id, type: 'number', value, required: true, class: 'short', ...attrs });
+  const number = (id: string, value: string, attrs: Record<string, string> = {}) =>
+    h('input', { id, name: id, type: 'number', value, required: true, class: 'short', ...attrs });
   const inputs = {
     start: number('start-amount', '10000', { min: '0', step: '100' }),
     monthly: number('monthly-deposit', '200', { min: '0', step: '10' }),
@@ -238,7 +274,17 @@ function fanFigure(input: FanInput, equity: number): HTMLElement {
         h(
           'table',
           { class: 'data' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Date'), sorted.map((q) => h('th', { scope: 'col' }, `${Number(q) * 100} %`)), h('th', { scope: 'col' }, 'Deposits'))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Date'),
+              sorted.map((q) => h('th', { scope: 'col' }, `${Number(q) * 100} %`)),
+              h('th', { scope: 'col' }, 'Deposits'),
+            ),
+          ),
           h(
             'tbody',
             {},
@@ -259,7 +305,9 @@ function fanFigure(input: FanInput, equity: number): HTMLElement {
 }
 
 const stars = (n: unknown) =>
-  typeof n === 'number' ? h('span', { class: 'stars', 'aria-label': `${n} of 5 stars` }, '★'.repeat(n) + '☆'.repeat(Math.max(0, 5 - n))) : h('span', { class: 'muted' }, 'none');
+  typeof n === 'number'
+    ? h('span', { class: 'stars', 'aria-label': `${n} of 5 stars` }, '★'.repeat(n) + '☆'.repeat(Math.max(0, 5 - n)))
+    : h('span', { class: 'muted' }, 'none');
 
 function xraySection(ctx: PageContext): HTMLElement {
   const universe = h('input', { id: 'xray-universe', value: 'ROBO', class: 'mono short', required: true });
@@ -276,7 +324,12 @@ function xraySection(ctx: PageContext): HTMLElement {
     if (factors.length === 0) return replace(area, empty('Pick at least one factor.'));
     const query = new URLSearchParams({ universe_name: universe.value.trim() });
     for (const f of factors) query.append('fields', f);
-    const answer = await ctx.session.data<{ data: Record<string, Record<string, unknown>> }[]>('GET', `/xray/universe/?${query.toString()}`, undefined, ctx.signal);
+    const answer = await ctx.session.data<{ data: Record<string, Record<string, unknown>> }[]>(
+      'GET',
+      `/xray/universe/?${query.toString()}`,
+      undefined,
+      ctx.signal,
+    );
     const rows = Object.entries(answer[0]?.data ?? {}).sort(([a], [b]) => a.localeCompare(b));
     if (rows.length === 0) return replace(area, empty('The universe has no instruments.'));
     replace(
@@ -289,11 +342,36 @@ function xraySection(ctx: PageContext): HTMLElement {
           'table',
           { class: 'data xray' },
           h('caption', { class: 'visually-hidden' }, `X-Ray stars of ${universe.value}`),
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'ISIN'), factors.map((f) => h('th', { scope: 'col' }, f.replace(/_STARS$/, '').replace(/_/g, ' ').toLowerCase())))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'ISIN'),
+              factors.map((f) =>
+                h(
+                  'th',
+                  { scope: 'col' },
+                  f
+                    .replace(/_STARS$/, '')
+                    .replace(/_/g, ' ')
+                    .toLowerCase(),
+                ),
+              ),
+            ),
+          ),
           h(
             'tbody',
             {},
-            rows.slice(0, XRAY_ROWS).map(([isin, scores]) => h('tr', {}, h('th', { scope: 'row', class: 'mono' }, isin), factors.map((f) => h('td', {}, stars(scores[f]))))),
+            rows.slice(0, XRAY_ROWS).map(([isin, scores]) =>
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'row', class: 'mono' }, isin),
+                factors.map((f) => h('td', {}, stars(scores[f]))),
+              ),
+            ),
           ),
         ),
       ),

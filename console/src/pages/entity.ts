@@ -76,7 +76,13 @@ function summary(id: string, doc: Doc): HTMLElement {
       { class: 'facts' },
       facts.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))),
     ),
-    links.length ? h('p', { class: 'links' }, links.flatMap((link, i) => (i ? [' · ', link] : [link]))) : null,
+    links.length
+      ? h(
+          'p',
+          { class: 'links' },
+          links.flatMap((link, i) => (i ? [' · ', link] : [link])),
+        )
+      : null,
   );
 }
 
@@ -117,7 +123,8 @@ function versionSection(ctx: PageContext, path: string, current: Doc, versions: 
         void compare();
       },
     });
-  const author = (user: string | null) => (user ? h('a', { class: 'mono', href: href('entity', user) }, user) : h('span', { class: 'muted' }, 'machine client or the service'));
+  const author = (user: string | null) =>
+    user ? h('a', { class: 'mono', href: href('entity', user) }, user) : h('span', { class: 'muted' }, 'machine client or the service');
   const changed = (v: Version) => {
     const paths = v.version === 1 ? ['created'] : [...new Set(v.patch.map((op) => readablePath(op.path)))];
     const shown = paths.slice(0, 4).join(', ');
@@ -130,23 +137,29 @@ function versionSection(ctx: PageContext, path: string, current: Doc, versions: 
     h(
       'thead',
       {},
-      h('tr', {}, ['From', 'To', 'Version', 'Time', 'Author', 'Changed fields'].map((label) => h('th', { scope: 'col' }, label))),
+      h(
+        'tr',
+        {},
+        ['From', 'To', 'Version', 'Time', 'Author', 'Changed fields'].map((label) => h('th', { scope: 'col' }, label)),
+      ),
     ),
     h(
       'tbody',
       {},
-      [...versions].reverse().map((v) =>
-        h(
-          'tr',
-          { 'data-version': String(v.version) },
-          h('td', {}, radio('from', v.version)),
-          h('td', {}, radio('to', v.version)),
-          h('th', { scope: 'row', class: 'num' }, String(v.version)),
-          h('td', {}, formatTime(v.version_datetime)),
-          h('td', {}, author(v.version_authored_by_user_id)),
-          h('td', { class: 'mono small' }, changed(v)),
+      [...versions]
+        .reverse()
+        .map((v) =>
+          h(
+            'tr',
+            { 'data-version': String(v.version) },
+            h('td', {}, radio('from', v.version)),
+            h('td', {}, radio('to', v.version)),
+            h('th', { scope: 'row', class: 'num' }, String(v.version)),
+            h('td', {}, formatTime(v.version_datetime)),
+            h('td', {}, author(v.version_authored_by_user_id)),
+            h('td', { class: 'mono small' }, changed(v)),
+          ),
         ),
-      ),
     ),
   );
   void compare();
@@ -173,7 +186,11 @@ function diffView(from: number, to: number, a: Doc, b: Doc): HTMLElement {
           'table',
           { class: 'data diff-table' },
           h('caption', { class: 'visually-hidden' }, `Fields changed between version ${from} and version ${to}`),
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, `Version ${from}`), h('th', { scope: 'col' }, `Version ${to}`))),
+          h(
+            'thead',
+            {},
+            h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, `Version ${from}`), h('th', { scope: 'col' }, `Version ${to}`)),
+          ),
           h(
             'tbody',
             {},

@@ -54,18 +54,20 @@ export const eventsPage: Page = async (ctx) => {
     'table',
     { class: 'data feed' },
     h('caption', { class: 'visually-hidden' }, 'Events, newest first'),
-    h('thead', {}, h('tr', {}, ['Time', 'Event', 'Entity', 'Details'].map((label) => h('th', { scope: 'col' }, label)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['Time', 'Event', 'Entity', 'Details'].map((label) => h('th', { scope: 'col' }, label)),
+      ),
+    ),
     body,
   );
   const emptyState = empty(subject ? `No ${subject} events yet: they appear here as they happen.` : 'No events yet: they appear here as they happen.');
   ctx.main.append(
-    h(
-      'div',
-      { class: 'toolbar' },
-      h('div', { class: 'field' }, h('label', { for: 'subject' }, 'Subject'), select),
-      toggle,
-      state,
-    ),
+    h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'subject' }, 'Subject'), select), toggle, state),
     announce,
     problem,
     emptyState,

@@ -45,7 +45,15 @@ export const portfolioPage: Page = async (ctx) => {
     ['Version', h('a', { href: href('entity', id) }, `${cellText(portfolio.version)} (log and diffs)`)],
   ];
   ctx.main.append(
-    h('section', { class: 'summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, facts.map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', {}, v))))),
+    h(
+      'section',
+      { class: 'summary', 'aria-label': 'Summary' },
+      h(
+        'dl',
+        { class: 'facts' },
+        facts.map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', {}, v))),
+      ),
+    ),
     section('holdings', 'Holdings', (area) => holdings(ctx, portfolio, area)),
     h(
       'div',
@@ -96,7 +104,15 @@ async function holdings(ctx: PageContext, portfolio: Doc, area: HTMLElement): Pr
         'table',
         { class: 'data holdings' },
         h('caption', { class: 'visually-hidden' }, 'Holdings and their values'),
-        h('thead', {}, h('tr', {}, ['Position', 'Name', 'Quantity', 'Price', 'Value', 'Currency'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Position', 'Name', 'Quantity', 'Price', 'Value', 'Currency'].map((label) => h('th', { scope: 'col' }, label)),
+          ),
+        ),
         h(
           'tbody',
           {},
@@ -138,7 +154,15 @@ async function transactions(ctx: PageContext, id: string, area: HTMLElement): Pr
       h(
         'table',
         { class: 'data' },
-        h('thead', {}, h('tr', {}, ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'].map((label) => h('th', { scope: 'col' }, label)),
+          ),
+        ),
         h(
           'tbody',
           {},
@@ -189,7 +213,15 @@ async function optimizations(ctx: PageContext, id: string, advisory: boolean, ar
       h(
         'table',
         { class: 'data' },
-        h('thead', {}, h('tr', {}, ['Id', 'Status', 'Recommended', 'Execution', 'Owner choice', 'Created'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Id', 'Status', 'Recommended', 'Execution', 'Owner choice', 'Created'].map((label) => h('th', { scope: 'col' }, label)),
+          ),
+        ),
         h(
           'tbody',
           {},
@@ -250,13 +282,29 @@ async function events(ctx: PageContext, id: string, area: HTMLElement): Promise<
       h(
         'table',
         { class: 'data feed' },
-        h('thead', {}, h('tr', {}, ['Time', 'Event', 'Details'].map((label) => h('th', { scope: 'col' }, label)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Time', 'Event', 'Details'].map((label) => h('th', { scope: 'col' }, label)),
+          ),
+        ),
         h(
           'tbody',
           {},
           found
             .reverse()
-            .map((e) => h('tr', {}, h('td', { class: 'nowrap' }, formatTime(e.created)), h('td', { class: 'mono' }, `${e.subject}.${e.action}`), h('td', { class: 'small' }, eventDetails(e)))),
+            .map((e) =>
+              h(
+                'tr',
+                {},
+                h('td', { class: 'nowrap' }, formatTime(e.created)),
+                h('td', { class: 'mono' }, `${e.subject}.${e.action}`),
+                h('td', { class: 'small' }, eventDetails(e)),
+              ),
+            ),
         ),
       ),
     ),

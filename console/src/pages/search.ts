@@ -120,7 +120,14 @@ function showQueryError(input: HTMLInputElement, errorBox: HTMLElement, query: s
       h('mark', { 'data-position': String(position), class: marked.atEnd ? 'at-end' : null }, marked.atEnd ? ' ' : marked.at),
       marked.after,
     ),
-    h('p', { class: 'problem-meta' }, 'Code ', h('code', {}, error.problem.code ?? ''), ' · Request id ', h('code', { class: 'request-id' }, error.problem.request_id ?? '')),
+    h(
+      'p',
+      { class: 'problem-meta' },
+      'Code ',
+      h('code', {}, error.problem.code ?? ''),
+      ' · Request id ',
+      h('code', { class: 'request-id' }, error.problem.request_id ?? ''),
+    ),
   );
   errorBox.hidden = false;
   errorBox.setAttribute('role', 'alert');
@@ -131,13 +138,15 @@ function showQueryError(input: HTMLInputElement, errorBox: HTMLElement, query: s
 }
 
 function resultsTable(collection: Collection, query: string, page: EntityPage): HTMLElement {
-  if (page.results.length === 0) return empty(query ? `No ${collection.label.toLowerCase()} match this query.` : `The tenant has no ${collection.label.toLowerCase()} yet.`);
+  if (page.results.length === 0)
+    return empty(query ? `No ${collection.label.toLowerCase()} match this query.` : `The tenant has no ${collection.label.toLowerCase()} yet.`);
   // A `select` query answers the id and the selected fields only.
   const selection = page.results.every((r) => !('version' in r));
   const columns = selection ? [...new Set(page.results.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'id') : collection.columns;
   const first = page.offset + 1;
   const last = page.offset + page.results.length;
-  const pager = (label: string, offset: number) => h('a', { class: 'button secondary', href: href('search', undefined, { c: collection.key, q: query, o: String(offset), run: '1' }) }, label);
+  const pager = (label: string, offset: number) =>
+    h('a', { class: 'button secondary', href: href('search', undefined, { c: collection.key, q: query, o: String(offset), run: '1' }) }, label);
   return h(
     'div',
     {},
@@ -162,7 +171,13 @@ function resultsTable(collection: Collection, query: string, page: EntityPage): 
         h(
           'thead',
           {},
-          h('tr', {}, h('th', { scope: 'col' }, 'Id'), columns.map((c) => h('th', { scope: 'col' }, c)), selection ? null : [h('th', { scope: 'col' }, 'Version'), h('th', { scope: 'col' }, 'Last change')]),
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Id'),
+            columns.map((c) => h('th', { scope: 'col' }, c)),
+            selection ? null : [h('th', { scope: 'col' }, 'Version'), h('th', { scope: 'col' }, 'Last change')],
+          ),
         ),
         h(
           'tbody',
@@ -175,7 +190,9 @@ function resultsTable(collection: Collection, query: string, page: EntityPage): 
                 'td',
                 {},
                 h('a', { class: 'mono', href: href('entity', entity.id) }, entity.id),
-                collection.key === 'portfolios' ? [' ', h('a', { class: 'tag', href: href('portfolio', entity.id), 'aria-label': `Portfolio page of ${entity.id}` }, 'portfolio')] : null,
+                collection.key === 'portfolios'
+                  ? [' ', h('a', { class: 'tag', href: href('portfolio', entity.id), 'aria-label': `Portfolio page of ${entity.id}` }, 'portfolio')]
+                  : null,
               ),
               columns.map((c) => h('td', {}, cellText(valueAt(entity, c)))),
               selection ? null : [h('td', { class: 'num' }, cellText(entity.version)), h('td', {}, formatTime(entity.version_datetime))],

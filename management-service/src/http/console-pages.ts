@@ -53,7 +53,9 @@ export function consolePages(options: ConsolePagesOptions): express.Router {
   });
   router.use('/console', (_req: Request, _res: Response, next: NextFunction) => {
     if (existsSync(join(options.dir, 'index.html'))) return next();
-    next(new ProblemError(503, 'unavailable', 'The console is not built: run `npm run build:console` (npm ci runs it), or set CONSOLE_DIR to a built console.'));
+    next(
+      new ProblemError(503, 'unavailable', 'The console is not built: run `npm run build:console` (npm ci runs it), or set CONSOLE_DIR to a built console.'),
+    );
   });
   router.use('/console', files);
   router.use('/console', (_req: Request, _res: Response, next: NextFunction) => {
