@@ -159,8 +159,17 @@ describe('administration console in a browser', function () {
     await shot('search-error');
   });
 
-  it('shows an event in the live feed after a PATCH through the interface', async () => {
-    await page.getByRole('link', { name: 'Events', exact: true }).click();
+  it('shows an event in the live feed after a PATCH through the interface, reached by keyboard', async () => {
+    // From the query box back through the header to the Events link, its focus visible.
+    const focused = () =>
+      page.evaluate(() => {
+        const element = (globalThis as any).document.activeElement;
+        return { text: element?.textContent as string, outline: (globalThis as any).getComputedStyle(element).outlineStyle as string };
+      });
+    for (let i = 0; i < 10 && (await focused()).text !== 'Events'; i++) await page.keyboard.press('Shift+Tab');
+    assert.deepEqual(await focused(), { text: 'Events', outline: 'solid' });
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Events', exact: true }).waitFor();
     await page.getByLabel('Subject').selectOption('portfolios');
     await page.waitForFunction(() => /\d+ events? · checked/.test((globalThis as any).document.querySelector('.feed-state')?.textContent ?? ''));
     const statusUpdates = page.locator(`tr[data-entity-id="${portfolioId}"]`, { hasText: 'portfolios.status-update' });
@@ -197,6 +206,7 @@ describe('administration console in a browser', function () {
     await page.getByLabel('Scenarios', { exact: true }).fill('500');
     await page.getByRole('button', { name: 'Simulate' }).click();
     await page.locator('svg.fan-chart path.deposits').waitFor();
+    await page.locator('section', { hasText: 'Future performance' }).screenshot({ path: join(SCREENSHOTS, 'data-fan-chart.png') });
     assert.equal(await page.locator('svg.fan-chart path.band').count(), 2);
     assert.equal(await page.locator('svg.fan-chart path.median').count(), 1);
     // Ten years sampled monthly (and the end date): about 121 points on the deposits line, rising.
