@@ -198,6 +198,17 @@ describe('npm start', function () {
     });
     assert.equal(login.response.status, 200);
     assert.equal(login.data?.token_type, 'Bearer');
+    // The administration console, its data pages pointed at the data service, which allows the console's origin
+    // (docs/adr/0037-console-and-the-data-service.md).
+    assert.equal((await fetch(`${credentials.management_url}/console/`)).status, 200);
+    const consoleConfig = await fetch(`${credentials.management_url}/console/config.json`);
+    assert.deepEqual(await consoleConfig.json(), { data_service_url: credentials.data_url, docs_url: '/docs/' });
+    const preflight = await fetch(`${credentials.data_url}/performance/future/`, {
+      method: 'OPTIONS',
+      headers: { origin: credentials.management_url, 'access-control-request-method': 'POST' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), credentials.management_url);
     const policyVersions = await assertSamplePolicies(credentials, login.data!.access_token);
     assert.deepEqual(policyVersions, Object.fromEntries(LEVELS.map((level) => [credentials.policies[level], 1])), 'the tenant has the five policies');
     // The default questionnaire and the risk profiles that band its score onto the sample policies (docs/default-questionnaire.md).
