@@ -68,6 +68,8 @@ describe('administration console in a browser', function () {
       args: CHROMIUM_ARGS,
       viewport: { width: 1366, height: 768 },
     });
+    // The page's timers run on a clock the test can move forward (token renewal); time flows meanwhile.
+    await browser.clock.install();
     page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(WAIT_MS);
     page.on('request', (request) => requested.push(request.url()));
@@ -101,6 +103,15 @@ describe('administration console in a browser', function () {
     });
     assert.deepEqual(kept, [0, 0, '']);
     assert.equal(await page.getByRole('link', { name: 'API reference' }).getAttribute('href'), '/docs/');
+  });
+
+  it('renews the access token with its refresh token before it expires', async () => {
+    const renewal = page.waitForResponse((res) => res.url() === `${platform.managementUrl}/auth/refresh-token/`);
+    // The 300 s token is renewed after 240 s.
+    await page.clock.fastForward('04:10');
+    assert.equal((await renewal).status(), 200);
+    // Still signed in; the next step searches with the new token.
+    assert.match(await page.locator('.who').innerText(), new RegExp(tenant.tenantId));
   });
 
   it('finds a portfolio by query and, one click on, shows who changed what and when', async () => {
