@@ -168,6 +168,13 @@ describe('administration console in a browser', function () {
     assert.equal(await page.getByLabel('Query', { exact: true }).getAttribute('aria-invalid'), 'true');
     assert.equal(await page.getByLabel('Query', { exact: true }).evaluate((input: any) => input.selectionStart), position);
     await shot('search-error');
+    // An id pasted from elsewhere opens its entity.
+    await page.getByLabel('Open an entity by id').fill('T01HZC48CNR9YNY5M4C8F5S2HT9');
+    await page.getByLabel('Open an entity by id').press('Enter');
+    await page.getByText("A transaction opens from its portfolio's page.").waitFor();
+    await page.getByLabel('Open an entity by id').fill(portfolioId);
+    await page.getByLabel('Open an entity by id').press('Enter');
+    await page.getByRole('heading', { name: `Entity ${portfolioId}` }).waitFor();
   });
 
   it('shows an event in the live feed after a PATCH through the interface, reached by keyboard', async () => {

@@ -1,6 +1,6 @@
 import { ApiError } from '../api.ts';
 import { cellText, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
-import { COLLECTIONS, collectionByKey, valueAt, type Collection } from '../lib/collections.ts';
+import { COLLECTIONS, collectionByKey, entityPath, valueAt, type Collection } from '../lib/collections.ts';
 import { markPosition, queryErrorPosition } from '../lib/query-error.ts';
 import { href } from '../lib/route.ts';
 import type { Page, PageContext } from '../page.ts';
@@ -57,7 +57,7 @@ export const searchPage: Page = async (ctx) => {
     ),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')),
   );
-  ctx.main.append(form, results);
+  ctx.main.append(form, results, openById());
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -202,4 +202,30 @@ function resultsTable(collection: Collection, query: string, page: EntityPage): 
       ),
     ),
   );
+}
+
+/** An id pasted from a log or a ticket, opened at once. */
+function openById(): HTMLElement {
+  const input = h('input', { id: 'open-id', name: 'open-id', class: 'mono', autocomplete: 'off', spellcheck: false, 'aria-describedby': 'open-id-hint' });
+  const hint = h('p', { class: 'hint', id: 'open-id-hint' }, 'A letter and 26 characters, e.g. P01HZC48CNR9YNY5M4C8F5S2HT9.');
+  const form = h(
+    'form',
+    { class: 'open-id row' },
+    h('div', { class: 'field' }, h('label', { for: 'open-id' }, 'Open an entity by id'), input, hint),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'secondary' }, 'Open')),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const id = input.value.trim();
+    if (entityPath(id)) {
+      location.hash = href('entity', id);
+      return;
+    }
+    input.setAttribute('aria-invalid', 'true');
+    hint.textContent = id.startsWith('T')
+      ? "A transaction opens from its portfolio's page."
+      : `"${id}" is not an id of the interface: a letter and 26 characters, e.g. P01HZC48CNR9YNY5M4C8F5S2HT9.`;
+    input.focus();
+  });
+  return h('section', { class: 'open', 'aria-label': 'Open by id' }, form);
 }
