@@ -17,7 +17,15 @@ export function signInForm(config: ConsoleConfig, notice: string | undefined, si
     'form',
     { class: 'sign-in', 'aria-labelledby': 'sign-in-title' },
     h('h1', { id: 'sign-in-title' }, 'Sign in'),
-    h('p', {}, "With one of the tenant's access keys (created with the CLI; `npm start` writes the demo tenant's to .data/credentials.json)."),
+    h(
+      'p',
+      {},
+      "With one of the tenant's access keys (created with the CLI; ",
+      h('code', {}, 'npm start'),
+      " writes the demo tenant's to ",
+      h('code', {}, '.data/credentials.json'),
+      ').',
+    ),
     field('access-key-id', 'Access key id', { required: true, autocomplete: 'username', spellcheck: false }),
     field('secret-access-key', 'Secret access key', { type: 'password', required: true, autocomplete: 'current-password' }),
     field(
