@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
@@ -243,6 +245,18 @@ describe('administration console in a browser', function () {
     await page.locator('table.xray tbody tr').first().waitFor();
     assert.match(await page.locator('table.xray .stars').first().getAttribute('aria-label').then(String), /^[1-5] of 5 stars$/);
     await shot('data');
+  });
+
+  it('ends the session and says so when its token can no longer be renewed (the access key revoked)', async () => {
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', 'access-key', 'revoke', tenant.accessKeyId], {
+      env: { ...process.env, DATABASE_URL: platform.database.url },
+    });
+    const renewal = page.waitForResponse((res) => res.url() === `${platform.managementUrl}/auth/refresh-token/`);
+    await page.clock.fastForward('04:10');
+    assert.equal((await renewal).status(), 401);
+    await page.getByText('Your session ended (its token could not be renewed): sign in again.').waitFor();
+    await page.getByLabel('Access key id').waitFor();
+    assert.equal(await page.locator('.who').count(), 0);
   });
 
   it('loaded nothing but from the two services, and threw no error', () => {
