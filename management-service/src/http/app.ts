@@ -82,9 +82,8 @@ export async function createManagementApp(deps: ManagementDeps) {
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,
-    pages: deps.console ? { console: consolePages(deps.console) } : {},
     mapError: domainProblem,
-    pages: { docs: docsPages() },
+    pages: { docs: docsPages(), ...(deps.console ? { console: consolePages(deps.console) } : {}) },
     ...deps.observability,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
     rateLimits: limits && {

@@ -87,8 +87,9 @@ export type ApiAppOptions<P> = {
    */
   rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
   /**
-   * Pages outside the contract (the API reference, docs/adr/0035-api-reference-pages.md), by the
-   * name their requests are logged and measured under; each passes on the paths it does not serve.
+   * Pages outside the contract (the API reference, docs/adr/0035-api-reference-pages.md; the
+   * administration console, docs/adr/0036-administration-console.md), by the name their requests are
+   * logged and measured under; each passes on the paths it does not serve.
    */
   pages?: Record<string, express.RequestHandler>;
   /**
