@@ -2,7 +2,7 @@
 export { createManagementClient, type ManagementClient, type ManagementClientOptions, type EventEnvelope, type EventSubject } from './management-client.ts';
 export type { CollectionPath, CollectionParams, ItemOf, PageOf } from './management-client.ts';
 export { createDataClient, type DataClient, type DataClientOptions } from './data-client.ts';
-export { ApiProblem, UnexpectedResponse, isProblem, type ErrorCode, type ProblemBody, type ValidationIssue } from './problem.ts';
+export { ApiProblem, UnexpectedResponse, failureOf, isProblem, type ErrorCode, type ProblemBody, type ValidationIssue } from './problem.ts';
 export { EventFeed, type EventFeedOptions } from './event-feed.ts';
 export { DEFAULT_RETRY, NO_RETRY, backoffDelay, decideRetry, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 export { TokenSession, renewAt, type TokenEvent, type Tokens } from './token-session.ts';

@@ -1,35 +1,14 @@
 // Calls to the two public interfaces: signing in with a tenant's access key, the token kept in
-// memory only and renewed with its refresh token, and problem+json answers as ApiError
-// (docs/adr/0036-administration-console.md).
+// memory only and renewed with its refresh token, and problem+json answers as the client package's
+// ApiProblem (docs/adr/0036-administration-console.md).
+import { failureOf } from '@platform/client';
 import { renewalDelayMs, tokenClaims } from './lib/tokens.ts';
-
-export type Problem = {
-  type?: string;
-  title?: string;
-  status?: number;
-  detail?: string;
-  code?: string;
-  request_id?: string;
-  position?: number;
-  errors?: { loc?: (string | number)[]; msg?: string; type?: string }[];
-};
-
-/** A call that did not succeed; `problem` is the answer's problem+json when it had one. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly problem: Problem,
-  ) {
-    super(problem.detail ?? problem.title ?? `HTTP ${status}`);
-    this.name = 'ApiError';
-  }
-}
 
 export type ConsoleConfig = { data_service_url: string | null; docs_url: string };
 
 type Tokens = { access_token: string; refresh_token: string; expires_in: number };
 
-async function answer<T>(res: Response): Promise<T> {
+async function answer<T>(res: Response, operation: string): Promise<T> {
   const text = await res.text();
   let body: unknown;
   try {
@@ -37,21 +16,14 @@ async function answer<T>(res: Response): Promise<T> {
   } catch {
     body = undefined;
   }
-  if (!res.ok) {
-    const problem = typeof body === 'object' && body !== null ? (body as Problem) : {};
-    throw new ApiError(res.status, {
-      ...problem,
-      status: problem.status ?? res.status,
-      title: problem.title ?? res.statusText,
-      request_id: problem.request_id ?? res.headers.get('x-request-id') ?? undefined,
-    });
-  }
+  if (!res.ok) throw failureOf(body ?? text, res.status, operation);
   return body as T;
 }
 
 async function post<T>(url: string, body: unknown): Promise<T> {
   return answer<T>(
     await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }),
+    `POST ${url}`,
   );
 }
 
@@ -142,7 +114,7 @@ export class Session {
       await this.renew();
       res = await send();
     }
-    return answer<T>(res);
+    return answer<T>(res, `${method} ${path}`);
   }
 
   /** A call to the data service with the tenant's id and API key (only when `hasData`). */
@@ -161,10 +133,10 @@ export class Session {
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return answer<T>(res);
+    return answer<T>(res, `${method} ${path}`);
   }
 }
 
 export async function loadConfig(): Promise<ConsoleConfig> {
-  return answer<ConsoleConfig>(await fetch('config.json', { headers: { accept: 'application/json' } }));
+  return answer<ConsoleConfig>(await fetch('config.json', { headers: { accept: 'application/json' } }), 'GET config.json');
 }

@@ -1,5 +1,5 @@
 // Building the page: a small element helper and the loading, empty and error states every page shows.
-import type { ApiError } from './api.ts';
+import { ApiProblem } from '@platform/client';
 
 type Child = Node | string | number | null | undefined | false | Child[];
 type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
@@ -48,14 +48,14 @@ export const empty = (message: string) => h('p', { class: 'state empty' }, messa
 
 /** A failed call: a problem+json answer shows its title, detail, code and request id; anything else its message. */
 export function problemView(error: unknown): HTMLElement {
-  const problem = (error as Partial<ApiError>).problem;
-  if (!problem)
+  if (!(error instanceof ApiProblem))
     return h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'problem-title' }, 'The request failed'), h('p', {}, (error as Error).message));
-  const issues = Array.isArray(problem.errors) ? problem.errors : [];
+  const problem = error;
+  const issues = problem.errors;
   return h(
     'div',
     { class: 'state error problem', role: 'alert' },
-    h('p', { class: 'problem-title' }, `${problem.status ?? ''} ${problem.title ?? 'Error'}`.trim()),
+    h('p', { class: 'problem-title' }, `${problem.status} ${problem.title}`),
     problem.detail ? h('p', { class: 'problem-detail' }, problem.detail) : null,
     issues.length
       ? h(
@@ -64,13 +64,7 @@ export function problemView(error: unknown): HTMLElement {
           issues.map((issue) => h('li', {}, h('code', {}, (issue.loc ?? []).join('.')), ` ${issue.msg ?? ''}`)),
         )
       : null,
-    h(
-      'p',
-      { class: 'problem-meta' },
-      problem.code ? ['Code ', h('code', {}, String(problem.code)), ' · '] : null,
-      'Request id ',
-      h('code', { class: 'request-id' }, String(problem.request_id ?? 'none')),
-    ),
+    h('p', { class: 'problem-meta' }, 'Code ', h('code', {}, problem.code), ' · Request id ', h('code', { class: 'request-id' }, problem.requestId)),
   );
 }
 

@@ -1,3 +1,5 @@
+import { renewAt } from '@platform/client';
+
 /** What the console reads of an access token (it never verifies one: the services do). Pure. */
 export type TokenClaims = { sub?: string; tenant_id?: string; kind?: string; exp?: number };
 
@@ -18,10 +20,7 @@ export function tokenClaims(token: string): TokenClaims {
 }
 
 /**
- * When to renew an access token of `expiresInSeconds`: a fifth of its lifetime before it expires,
- * at most a minute before (300 s: after 240 s), never sooner than a second.
+ * When to renew an access token of `expiresInSeconds`: the client package's rule (a fifth of its
+ * lifetime before it expires, at most a minute before; 300 s: after 240 s), never sooner than a second.
  */
-export function renewalDelayMs(expiresInSeconds: number): number {
-  const lifetime = expiresInSeconds * 1000;
-  return Math.max(1000, lifetime - Math.min(60_000, lifetime * 0.2));
-}
+export const renewalDelayMs = (expiresInSeconds: number): number => Math.max(1000, renewAt(0, expiresInSeconds));

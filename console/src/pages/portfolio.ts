@@ -1,4 +1,4 @@
-import { ApiError } from '../api.ts';
+import { ApiProblem } from '@platform/client';
 import { cellText, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { href } from '../lib/route.ts';
 import { valueHoldings, type Instrument } from '../lib/valuation.ts';
@@ -265,7 +265,7 @@ async function events(ctx: PageContext, id: string, area: HTMLElement): Promise<
     try {
       page = await ctx.session.management<EventPage>('GET', `/events/?${query.toString()}`, undefined, ctx.signal);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 403) return replace(area, empty('The event feed is for machine clients only.'));
+      if (error instanceof ApiProblem && error.status === 403) return replace(area, empty('The event feed is for machine clients only.'));
       throw error;
     }
     read += page.results.length;

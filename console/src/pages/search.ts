@@ -1,4 +1,4 @@
-import { ApiError } from '../api.ts';
+import { ApiProblem } from '@platform/client';
 import { cellText, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { COLLECTIONS, collectionByKey, entityPath, valueAt, type Collection } from '../lib/collections.ts';
 import { markPosition, queryErrorPosition } from '../lib/query-error.ts';
@@ -87,8 +87,8 @@ async function run(
     page = await ctx.session.management<EntityPage>('GET', `${collection.path}?${search.toString()}`, undefined, ctx.signal);
   } catch (error) {
     if (ctx.signal.aborted) return;
-    const position = error instanceof ApiError ? queryErrorPosition(error.problem) : undefined;
-    if (error instanceof ApiError && position !== undefined) {
+    const position = error instanceof ApiProblem ? queryErrorPosition(error) : undefined;
+    if (error instanceof ApiProblem && position !== undefined) {
       showQueryError(input, errorBox, query, position, error);
       results.replaceChildren();
     } else {
@@ -108,11 +108,11 @@ function clearQueryError(input: HTMLInputElement, errorBox: HTMLElement): void {
 }
 
 /** The query as sent, its character at `position` marked (a caret after it at the end), and the interface's message. */
-function showQueryError(input: HTMLInputElement, errorBox: HTMLElement, query: string, position: number, error: ApiError): void {
+function showQueryError(input: HTMLInputElement, errorBox: HTMLElement, query: string, position: number, error: ApiProblem): void {
   const marked = markPosition(query, position);
   replace(
     errorBox,
-    h('p', { class: 'query-error-detail' }, error.problem.detail ?? 'The query does not parse.'),
+    h('p', { class: 'query-error-detail' }, error.detail ?? 'The query does not parse.'),
     h(
       'pre',
       { class: 'query-mark', 'aria-hidden': 'true' },
@@ -120,14 +120,7 @@ function showQueryError(input: HTMLInputElement, errorBox: HTMLElement, query: s
       h('mark', { 'data-position': String(position), class: marked.atEnd ? 'at-end' : null }, marked.atEnd ? ' ' : marked.at),
       marked.after,
     ),
-    h(
-      'p',
-      { class: 'problem-meta' },
-      'Code ',
-      h('code', {}, error.problem.code ?? ''),
-      ' · Request id ',
-      h('code', { class: 'request-id' }, error.problem.request_id ?? ''),
-    ),
+    h('p', { class: 'problem-meta' }, 'Code ', h('code', {}, error.code), ' · Request id ', h('code', { class: 'request-id' }, error.requestId)),
   );
   errorBox.hidden = false;
   errorBox.setAttribute('role', 'alert');
