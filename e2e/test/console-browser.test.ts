@@ -259,6 +259,33 @@ describe('administration console in a browser', function () {
     assert.equal(await page.locator('.who').count(), 0);
   });
 
+  it('shows the API reference of both services, linked from the console, with nothing fetched elsewhere', async () => {
+    const docs = await browser.newPage();
+    const elsewhere: string[] = [];
+    const errors: string[] = [];
+    docs.on('requestfinished', (request) => {
+      // Redoc's search runs in a worker loaded from a blob: of the page's own origin.
+      const url = request.url();
+      if (!url.startsWith('data:') && new URL(url).origin !== platform.managementUrl) elsewhere.push(url);
+    });
+    docs.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await docs.goto(`${platform.managementUrl}/docs/`);
+      await docs
+        .getByRole('link', { name: /management/i })
+        .first()
+        .click();
+      await docs.getByRole('heading', { name: 'Log in with an access key' }).waitFor();
+      await docs.screenshot({ path: join(SCREENSHOTS, 'api-reference.png') });
+      await docs.goto(`${platform.managementUrl}/docs/data`);
+      await docs.getByRole('heading', { name: 'Reference data of given instruments' }).waitFor();
+    } finally {
+      await docs.close();
+    }
+    assert.deepEqual(elsewhere, []);
+    assert.deepEqual(errors, []);
+  });
+
   it('loaded nothing but from the two services, and threw no error', () => {
     const foreign = requested.filter(
       (url) => !url.startsWith(`${platform.managementUrl}/`) && !url.startsWith(`${platform.dataUrl}/`) && !url.startsWith('data:'),
