@@ -102,11 +102,15 @@ export function createManagementClient(options: ManagementClientOptions) {
     for await (const page of pages(path, params, init)) yield* (page as Page<ItemOf<P>>).results;
   }
 
-  /** The tenant's outbound events from a cursor; with `follow`, polls for new ones until the signal aborts. */
-  function events(feed: EventFeedOptions & { subject?: EventSubject; limit?: number } = {}): EventFeed<EventEnvelope> {
-    const { subject, limit } = feed;
+  /**
+   * The tenant's outbound events from a cursor, of one subject or about one entity (`entityId`, e.g.
+   * a portfolio's id) when given; with `follow`, polls for new ones until the signal aborts.
+   */
+  function events(feed: EventFeedOptions & { subject?: EventSubject; entityId?: string; limit?: number } = {}): EventFeed<EventEnvelope> {
+    const { subject, entityId, limit } = feed;
     return new EventFeed(
-      (after, signal) => getData<{ results: EventEnvelope[]; next_cursor: string }>('/events/', { params: { query: { after, subject, limit } }, signal }),
+      (after, signal) =>
+        getData<{ results: EventEnvelope[]; next_cursor: string }>('/events/', { params: { query: { after, subject, entity_id: entityId, limit } }, signal }),
       feed,
     );
   }

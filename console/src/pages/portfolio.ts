@@ -18,8 +18,8 @@ type Optimization = {
   orders?: Record<string, unknown> | null;
 };
 
-/** Events read when looking for a portfolio's own (the feed has no filter by entity). */
-const EVENT_SCAN_LIMIT = 5000;
+/** The most events of one portfolio the page reads (the oldest retained first; the page says when it stopped there). */
+const EVENT_LIMIT = 10_000;
 
 /** A portfolio: status, holdings valued with the data service's prices, transactions, optimizations and its events. */
 export const portfolioPage: Page = async (ctx) => {
@@ -253,13 +253,12 @@ async function optimizations(ctx: PageContext, id: string, advisory: boolean, ar
   );
 }
 
-/** The portfolio's events: the feed read from its oldest retained event, keeping those that name it. */
+/** The portfolio's events (its own, its optimizations', its cash notifications), oldest retained first, read by `entity_id`. */
 async function events(ctx: PageContext, id: string, area: HTMLElement): Promise<void> {
   const found: EventEnvelope[] = [];
   let cursor: string | undefined;
-  let read = 0;
-  while (read < EVENT_SCAN_LIMIT) {
-    const query = new URLSearchParams({ limit: '1000' });
+  while (found.length < EVENT_LIMIT) {
+    const query = new URLSearchParams({ entity_id: id, limit: '1000' });
     if (cursor) query.set('after', cursor);
     let page: EventPage;
     try {
@@ -268,14 +267,14 @@ async function events(ctx: PageContext, id: string, area: HTMLElement): Promise<
       if (error instanceof ApiProblem && error.status === 403) return replace(area, empty('The event feed is for machine clients only.'));
       throw error;
     }
-    read += page.results.length;
     cursor = page.next_cursor;
-    found.push(...page.results.filter((e) => e.data?.id === id || e.data?.portfolio_id === id));
+    found.push(...page.results);
     if (page.results.length < 1000) break;
   }
-  if (found.length === 0) return replace(area, empty(`No events name this portfolio among the ${read} retained.`));
+  if (found.length === 0) return replace(area, empty('No retained events of this portfolio.'));
   replace(
     area,
+    found.length >= EVENT_LIMIT ? h('p', { class: 'hint' }, `The oldest ${found.length} retained events of this portfolio, newest first.`) : null,
     h(
       'div',
       { class: 'table-wrap' },

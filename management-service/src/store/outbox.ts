@@ -80,13 +80,14 @@ export type Cursor = { xid: string; seq: string };
 /**
  * Events after `after` in commit order, only from transactions older than every transaction
  * still running: one that commits late can then never be passed over (docs/adr/0002-event-feed-cursor.md).
+ * `only` keeps the events of one subject, or about one entity.
  */
 export async function eventsAfter(
   trx: Knex.Transaction,
   tenantId: string,
   after: Cursor | undefined,
   limit: number,
-  subject: string | undefined,
+  only: { subject?: string; entityId?: string } = {},
 ): Promise<{ envelope: EventEnvelope; xid: string; seq: string }[]> {
   const query = trx('outbox')
     // Aliased as text for the cursor: the ordering and the comparison name the table's own columns
@@ -98,7 +99,9 @@ export async function eventsAfter(
     .orderByRaw('outbox.xid, outbox.seq')
     .limit(limit);
   if (after) query.whereRaw('(outbox.xid, outbox.seq) > (?::xid8, ?::bigint)', [after.xid, after.seq]);
-  if (subject) query.where('subject', subject);
+  if (only.subject) query.where('subject', only.subject);
+  // Served by outbox_tenant_entity_order (migration 016).
+  if (only.entityId) query.where('entity_id', only.entityId);
   return query;
 }
 

@@ -177,6 +177,30 @@ describe('outbound events', function () {
     assert.deepEqual(res.body.results, []);
     assert.equal(res.body.next_cursor, '0-0');
   });
+
+  it("gives the events about one entity, of any subject, none about another tenant's, and refuses an id of another form", async () => {
+    const a = (await api('POST', '/portfolios/', build.roboPortfolio(owner.id, { policy_id: policy }))).body;
+    const b = (await api('POST', '/portfolios/', build.roboPortfolio(owner.id, { policy_id: policy }))).body;
+    const now = new Date().toISOString();
+    await inTenant(platform.database.db, tenantId, (trx) =>
+      insertEvents(trx, tenantId, [envelope('notifications', 'deposit-received', { id: a.id, amount: '10.00', currency: 'EUR' }, now, a.id)]),
+    );
+    const about = async (query: string) => {
+      const res = await api('GET', `/events/?${query}`);
+      assert.equal(res.status, 200, res.text);
+      return (res.body.results as Envelope[]).map((e) => `${e.subject}.${e.action} ${e.data.id}`);
+    };
+    assert.deepEqual(await about(`entity_id=${a.id}`), [`portfolios.creation ${a.id}`, `notifications.deposit-received ${a.id}`]);
+    assert.deepEqual(await about(`entity_id=${b.id}`), [`portfolios.creation ${b.id}`]);
+    assert.deepEqual(await about(`entity_id=${a.id}&subject=notifications`), [`notifications.deposit-received ${a.id}`]);
+    const other = await machineApi(platform, await platform.tenant());
+    const theirs = await other('GET', `/events/?entity_id=${a.id}`);
+    assert.equal(theirs.status, 200);
+    assert.deepEqual(theirs.body.results, []);
+    for (const id of ['P1', `${a.id}x`, a.id.toLowerCase(), "P' or 1=1 --"]) {
+      assertProblem(await api('GET', `/events/?entity_id=${encodeURIComponent(id)}`), 400, 'invalid_parameter');
+    }
+  });
 });
 
 describe('outbox retention', () => {

@@ -4300,6 +4300,11 @@ export interface components {
         /** @description Only events of this subject (e.g. `portfolios`). The cursor still advances over the events filtered out. */
         EventsSubject: components["schemas"]["EventSubject"];
         /**
+         * @description Only the events about this entity: a portfolio's own events, those of its optimizations and its cash notifications, or a suitability profile's assessment events. An id of another tenant, or of no entity, finds none; an id of another form is a 400 `invalid_parameter`. Combines with `subject`.
+         * @example P01JP9ZMQCN0XG3YNRRKJ6T0FZ3
+         */
+        EventsEntity: string;
+        /**
          * @description Id of the user: `U` followed by a ULID (`^U[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
          * @example U01HZ6HGTC3K9582APC9AFTCDHF
          */
@@ -7790,6 +7795,11 @@ export interface operations {
                 limit?: components["parameters"]["EventsLimit"];
                 /** @description Only events of this subject (e.g. `portfolios`). The cursor still advances over the events filtered out. */
                 subject?: components["parameters"]["EventsSubject"];
+                /**
+                 * @description Only the events about this entity: a portfolio's own events, those of its optimizations and its cash notifications, or a suitability profile's assessment events. An id of another tenant, or of no entity, finds none; an id of another form is a 400 `invalid_parameter`. Combines with `subject`.
+                 * @example P01JP9ZMQCN0XG3YNRRKJ6T0FZ3
+                 */
+                entity_id?: components["parameters"]["EventsEntity"];
             };
             header?: never;
             path?: never;

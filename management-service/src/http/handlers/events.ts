@@ -25,7 +25,8 @@ export function eventHandlers(db: Knex): Record<string, OperationHandler<Princip
       mustBeMachine(principal, 'read the event feed');
       const after = parseCursor(query.after);
       const limit = (query.limit as number | undefined) ?? 100;
-      const rows = await inTenant(db, principal.tenantId, (trx) => eventsAfter(trx, principal.tenantId, after, limit, query.subject as string | undefined));
+      const only = { subject: query.subject as string | undefined, entityId: query.entity_id as string | undefined };
+      const rows = await inTenant(db, principal.tenantId, (trx) => eventsAfter(trx, principal.tenantId, after, limit, only));
       const last = rows[rows.length - 1];
       const next = last ? `${last.xid}-${last.seq}` : after ? `${after.xid}-${after.seq}` : START;
       return { status: 200, body: { results: rows.map((r) => r.envelope), next_cursor: next } };
