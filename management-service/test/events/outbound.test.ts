@@ -5,7 +5,7 @@ import { build, machineApi, type Api } from '@platform/test-support/fixtures';
 import { testNatsUrl } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { inTenant } from '../../src/store/tenant-scope.ts';
-import { insertEvents, prunePublished } from '../../src/store/outbox.ts';
+import { eventsAfter, insertEvents, prunePublished } from '../../src/store/outbox.ts';
 import { envelope } from '../../src/domain/events.ts';
 
 type Envelope = { id: string; created: string; version: string; subject: string; action: string; data: Record<string, unknown> };
@@ -200,6 +200,28 @@ describe('outbound events', function () {
     for (const id of ['P1', `${a.id}x`, a.id.toLowerCase(), "P' or 1=1 --"]) {
       assertProblem(await api('GET', `/events/?entity_id=${encodeURIComponent(id)}`), 400, 'invalid_parameter');
     }
+  });
+
+  it('reads the events of one entity through their index (migrations/016), under row-level security', async () => {
+    const db = platform.database.db;
+    // A tenant's feed of many entities, each with a few events, as the statistics see it.
+    const now = new Date().toISOString();
+    const many = Array.from({ length: 5000 }, (_, i) => envelope('portfolios', 'creation', { id: `P${i}` }, now, `P${i % 1000}`));
+    await inTenant(db, tenantId, (trx) => insertEvents(trx, tenantId, many));
+    await db.raw('analyze outbox');
+    const sent: { sql: string; bindings: unknown[] }[] = [];
+    const listen = (q: { sql: string; bindings: unknown[] }) => sent.push(q);
+    db.on('query', listen);
+    const plan = await inTenant(db, tenantId, async (trx) => {
+      await eventsAfter(trx, tenantId, { xid: '1', seq: '1' }, 100, { entityId: 'P01JP9ZMQCN0XG3YNRRKJ6T0FZ3' });
+      // The statement as sent ($1, $2, …), given to knex again with its bindings (?, ?, …).
+      const { sql, bindings } = sent.find((q) => q.sql.includes('entity_id'))!;
+      await trx.raw('set local enable_seqscan = off');
+      const { rows } = await trx.raw(`explain ${sql.replace(/\$\d+/g, '?')}`, bindings as readonly string[]);
+      return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+    });
+    db.off('query', listen);
+    assert.match(plan, /outbox_tenant_entity_order/, plan);
   });
 });
 
