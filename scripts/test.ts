@@ -4,7 +4,7 @@
 // `npm test -- --grep login`; test files named run instead of the whole suite:
 // `npm test -- management-service/test/auth.test.ts`) and stops everything after.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex from 'knex';
@@ -86,11 +86,14 @@ const browserTests = (files: string[]) => files.length === 0 || files.some((file
 
 /**
  * The browser tests drive Debian's Chromium (installed when missing and this process may) through
- * the console that the management service serves from console/dist (built here when missing).
+ * the console that the management service serves from console/dist (built here when missing or
+ * older than a source of it, so that the tests see the console as it is written).
  */
 function prepareBrowser(): Record<string, string> {
-  if (!existsSync('console/dist/index.html')) {
-    log('console/dist is missing: building the console (npm run build:console)');
+  const built = existsSync('console/dist/index.html') ? statSync('console/dist/index.html').mtimeMs : 0;
+  const sources = ['console/index.html', ...readdirSync('console/src', { recursive: true, encoding: 'utf8' }).map((f) => join('console/src', f))];
+  if (sources.some((f) => statSync(f).mtimeMs > built)) {
+    log('console/dist is missing or older than console/src: building the console (npm run build:console)');
     const build = spawnSync('npm', ['run', '-s', 'build:console'], { stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build:console failed: the browser tests need the built console');
   }
