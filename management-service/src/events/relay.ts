@@ -6,6 +6,15 @@ import { claimUnpublished, markPublished, prunePublished } from '../store/outbox
 /** Any number that all replicas agree on: with the partition's index, the lock that makes one relay publish a partition at a time. */
 const RELAY_LOCK = 720_413;
 
+/**
+ * How long a publish waits for JetStream's acknowledgement before it is sent again, and how often.
+ * A publish in flight when nats-server dies is never acknowledged: with the client's default (5 s,
+ * once) its event waited 5 s after a restart of NATS under bench:chaos. Sent again sooner, a
+ * duplicate is dropped by JetStream by its Nats-Msg-Id (docs/adr/0033-load-and-chaos-benchmarks.md).
+ */
+const PUBLISH_ACK_TIMEOUT_MS = 1500;
+const PUBLISH_ATTEMPTS = 3;
+
 export type RelayOptions = {
   db: Knex;
   databaseUrl: string;
@@ -45,6 +54,8 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
         events.map((e) =>
           js.publish(e.nats_subject ?? subjects.tenantEvents(e.tenant_id), JSON.stringify(e.envelope), {
             msgID: e.event_id,
+            timeout: PUBLISH_ACK_TIMEOUT_MS,
+            retries: PUBLISH_ATTEMPTS,
             // The trace of the change that wrote the row (docs/adr/0024-observability.md).
             headers: traceHeaders(e.traceparent),
           }),
