@@ -79,3 +79,30 @@ export function cellText(value: unknown): string {
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
+
+/**
+ * A data table: its column headers (a text is a header cell of its own), its rows (and footer
+ * rows), scrolled within its box on a narrow screen.
+ */
+export function dataTable(table: { class?: string; caption?: string; head: Child[]; body: Child; foot?: Child }): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: table.class ?? 'data' },
+      table.caption ? h('caption', { class: 'visually-hidden' }, table.caption) : null,
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          table.head.map((cell) => (typeof cell === 'string' ? h('th', { scope: 'col' }, cell) : cell)),
+        ),
+      ),
+      h('tbody', {}, table.body),
+      table.foot ? h('tfoot', {}, table.foot) : null,
+    ),
+  );
+}

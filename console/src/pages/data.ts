@@ -1,4 +1,4 @@
-import { cellText, empty, formatNumber, h, loading, problemView, replace, svg } from '../dom.ts';
+import { cellText, dataTable, empty, formatNumber, h, loading, problemView, replace, svg } from '../dom.ts';
 import { fanChart, type FanInput } from '../lib/fan-chart.ts';
 import type { Page, PageContext } from '../page.ts';
 
@@ -115,37 +115,19 @@ function referenceSection(ctx: PageContext): HTMLElement {
       area,
       Object.keys(answer.data).length === 0
         ? empty('None of these ISINs is known to the data service.')
-        : h(
-            'div',
-            { class: 'table-wrap' },
-            h(
-              'table',
-              { class: 'data reference' },
-              h('caption', { class: 'visually-hidden' }, 'Reference data'),
+        : dataTable({
+            class: 'data reference',
+            caption: 'Reference data',
+            head: ['ISIN', ...columns],
+            body: Object.entries(answer.data).map(([isin, values]) =>
               h(
-                'thead',
+                'tr',
                 {},
-                h(
-                  'tr',
-                  {},
-                  h('th', { scope: 'col' }, 'ISIN'),
-                  columns.map((c) => h('th', { scope: 'col' }, c)),
-                ),
-              ),
-              h(
-                'tbody',
-                {},
-                Object.entries(answer.data).map(([isin, values]) =>
-                  h(
-                    'tr',
-                    {},
-                    h('th', { scope: 'row', class: 'mono' }, isin),
-                    columns.map((c) => h('td', { class: typeof values[c] === 'number' ? 'num' : '' }, cellText(values[c]))),
-                  ),
-                ),
+                h('th', { scope: 'row', class: 'mono' }, isin),
+                columns.map((c) => h('td', { class: typeof values[c] === 'number' ? 'num' : '' }, cellText(values[c]))),
               ),
             ),
-          ),
+          }),
       unknown.length ? h('p', { class: 'state notice' }, `Not known: ${unknown.join(', ')}`) : null,
     );
   });
@@ -268,38 +250,18 @@ function fanFigure(input: FanInput, equity: number): HTMLElement {
       'details',
       {},
       h('summary', {}, 'Show the figures'),
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'data' },
+      dataTable({
+        head: ['Date', ...sorted.map((q) => `${Number(q) * 100} %`), 'Deposits'],
+        body: yearly.map((d) =>
           h(
-            'thead',
+            'tr',
             {},
-            h(
-              'tr',
-              {},
-              h('th', { scope: 'col' }, 'Date'),
-              sorted.map((q) => h('th', { scope: 'col' }, `${Number(q) * 100} %`)),
-              h('th', { scope: 'col' }, 'Deposits'),
-            ),
-          ),
-          h(
-            'tbody',
-            {},
-            yearly.map((d) =>
-              h(
-                'tr',
-                {},
-                h('th', { scope: 'row' }, d),
-                sorted.map((q) => h('td', { class: 'num' }, formatNumber(input.value[q]?.[d], 0))),
-                h('td', { class: 'num' }, formatNumber(input.deposits[d], 0)),
-              ),
-            ),
+            h('th', { scope: 'row' }, d),
+            sorted.map((q) => h('td', { class: 'num' }, formatNumber(input.value[q]?.[d], 0))),
+            h('td', { class: 'num' }, formatNumber(input.deposits[d], 0)),
           ),
         ),
-      ),
+      }),
     ),
   );
 }
@@ -335,46 +297,27 @@ function xraySection(ctx: PageContext): HTMLElement {
     replace(
       area,
       h('p', { class: 'count' }, rows.length > XRAY_ROWS ? `The first ${XRAY_ROWS} of ${rows.length} instruments, by ISIN` : `${rows.length} instruments`),
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'data xray' },
-          h('caption', { class: 'visually-hidden' }, `X-Ray stars of ${universe.value}`),
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              h('th', { scope: 'col' }, 'ISIN'),
-              factors.map((f) =>
-                h(
-                  'th',
-                  { scope: 'col' },
-                  f
-                    .replace(/_STARS$/, '')
-                    .replace(/_/g, ' ')
-                    .toLowerCase(),
-                ),
-              ),
-            ),
+      dataTable({
+        class: 'data xray',
+        caption: `X-Ray stars of ${universe.value}`,
+        head: [
+          'ISIN',
+          ...factors.map((f) =>
+            f
+              .replace(/_STARS$/, '')
+              .replace(/_/g, ' ')
+              .toLowerCase(),
           ),
+        ],
+        body: rows.slice(0, XRAY_ROWS).map(([isin, scores]) =>
           h(
-            'tbody',
+            'tr',
             {},
-            rows.slice(0, XRAY_ROWS).map(([isin, scores]) =>
-              h(
-                'tr',
-                {},
-                h('th', { scope: 'row', class: 'mono' }, isin),
-                factors.map((f) => h('td', {}, stars(scores[f]))),
-              ),
-            ),
+            h('th', { scope: 'row', class: 'mono' }, isin),
+            factors.map((f) => h('td', {}, stars(scores[f]))),
           ),
         ),
-      ),
+      }),
     );
   });
   return h('section', { 'aria-labelledby': 'xray-title' }, h('h2', { id: 'xray-title' }, 'X-Ray stars'), form, area);

@@ -1,5 +1,5 @@
 import { ApiProblem } from '@platform/client';
-import { cellText, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
+import { cellText, dataTable, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { href } from '../lib/route.ts';
 import { valueHoldings, type Instrument } from '../lib/valuation.ts';
 import type { Page, PageContext } from '../page.ts';
@@ -97,47 +97,26 @@ async function holdings(ctx: PageContext, portfolio: Doc, area: HTMLElement): Pr
   replace(
     area,
     note,
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'data holdings' },
-        h('caption', { class: 'visually-hidden' }, 'Holdings and their values'),
+    dataTable({
+      class: 'data holdings',
+      caption: 'Holdings and their values',
+      head: ['Position', 'Name', 'Quantity', 'Price', 'Value', 'Currency'],
+      body: rows.map((row) =>
         h(
-          'thead',
+          'tr',
           {},
-          h(
-            'tr',
-            {},
-            ['Position', 'Name', 'Quantity', 'Price', 'Value', 'Currency'].map((label) => h('th', { scope: 'col' }, label)),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          rows.map((row) =>
-            h(
-              'tr',
-              {},
-              h('th', { scope: 'row', class: 'mono' }, row.key),
-              h('td', {}, row.name),
-              h('td', { class: 'num' }, formatNumber(row.quantity, row.cash ? 2 : 0)),
-              h('td', { class: 'num' }, row.cash ? '' : formatNumber(row.price)),
-              h('td', { class: 'num' }, formatNumber(row.value)),
-              h('td', {}, row.currency ?? ''),
-            ),
-          ),
-        ),
-        h(
-          'tfoot',
-          {},
-          Object.entries(totals).map(([currency, total]) =>
-            h('tr', {}, h('th', { scope: 'row', colspan: '4' }, `Total in ${currency}`), h('td', { class: 'num' }, formatNumber(total)), h('td', {}, currency)),
-          ),
+          h('th', { scope: 'row', class: 'mono' }, row.key),
+          h('td', {}, row.name),
+          h('td', { class: 'num' }, formatNumber(row.quantity, row.cash ? 2 : 0)),
+          h('td', { class: 'num' }, row.cash ? '' : formatNumber(row.price)),
+          h('td', { class: 'num' }, formatNumber(row.value)),
+          h('td', {}, row.currency ?? ''),
         ),
       ),
-    ),
+      foot: Object.entries(totals).map(([currency, total]) =>
+        h('tr', {}, h('th', { scope: 'row', colspan: '4' }, `Total in ${currency}`), h('td', { class: 'num' }, formatNumber(total)), h('td', {}, currency)),
+      ),
+    }),
   );
 }
 
@@ -148,39 +127,21 @@ async function transactions(ctx: PageContext, id: string, area: HTMLElement): Pr
   replace(
     area,
     h('p', { class: 'count' }, `${page.results.length} of ${page.count}, newest first`),
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'data' },
+    dataTable({
+      head: ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'],
+      body: page.results.map((t) =>
         h(
-          'thead',
+          'tr',
           {},
-          h(
-            'tr',
-            {},
-            ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'].map((label) => h('th', { scope: 'col' }, label)),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          page.results.map((t) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, h('a', { class: 'mono', href: href('entity', cellText(t.id), { parent: id }) }, cellText(t.id).slice(0, 10) + '…')),
-              h('td', {}, cellText(t.type)),
-              h('td', {}, cellText(t.status)),
-              h('td', { class: 'mono' }, cellText(t.instrument_id ?? (t.currency ? `$${cellText(t.currency)}` : ''))),
-              h('td', { class: 'num' }, cellText(t.quantity)),
-              h('td', { class: 'nowrap' }, formatTime(t.datetime)),
-            ),
-          ),
+          h('td', {}, h('a', { class: 'mono', href: href('entity', cellText(t.id), { parent: id }) }, cellText(t.id).slice(0, 10) + '…')),
+          h('td', {}, cellText(t.type)),
+          h('td', {}, cellText(t.status)),
+          h('td', { class: 'mono' }, cellText(t.instrument_id ?? (t.currency ? `$${cellText(t.currency)}` : ''))),
+          h('td', { class: 'num' }, cellText(t.quantity)),
+          h('td', { class: 'nowrap' }, formatTime(t.datetime)),
         ),
       ),
-    ),
+    }),
   );
 }
 
@@ -207,49 +168,31 @@ async function optimizations(ctx: PageContext, id: string, advisory: boolean, ar
   replace(
     area,
     h('p', { class: 'count' }, `${page.results.length} of ${page.count}, newest first`),
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'data' },
-        h(
-          'thead',
+    dataTable({
+      head: ['Id', 'Status', 'Recommended', 'Execution', 'Owner choice', 'Created'],
+      body: page.results.map((o) => {
+        const choiceCell = h('td', {}, cellText(o.owner_choice));
+        if (awaitsChoice(o)) {
+          choiceCell.replaceChildren(
+            h(
+              'div',
+              { class: 'choices', role: 'group', 'aria-label': `Owner's choice on ${o.id}` },
+              CHOICES.map(([value, label]) => h('button', { type: 'button', class: 'small', onClick: () => void choose(o, value, choiceCell) }, label)),
+            ),
+          );
+        }
+        return h(
+          'tr',
           {},
-          h(
-            'tr',
-            {},
-            ['Id', 'Status', 'Recommended', 'Execution', 'Owner choice', 'Created'].map((label) => h('th', { scope: 'col' }, label)),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          page.results.map((o) => {
-            const choiceCell = h('td', {}, cellText(o.owner_choice));
-            if (awaitsChoice(o)) {
-              choiceCell.replaceChildren(
-                h(
-                  'div',
-                  { class: 'choices', role: 'group', 'aria-label': `Owner's choice on ${o.id}` },
-                  CHOICES.map(([value, label]) => h('button', { type: 'button', class: 'small', onClick: () => void choose(o, value, choiceCell) }, label)),
-                ),
-              );
-            }
-            return h(
-              'tr',
-              {},
-              h('td', {}, h('a', { class: 'mono', href: href('entity', o.id) }, o.id.slice(0, 10) + '…')),
-              h('td', {}, o.status),
-              h('td', {}, o.is_recommended === undefined || o.is_recommended === null ? '' : o.is_recommended ? 'yes' : 'no'),
-              h('td', {}, cellText(o.execution_status)),
-              choiceCell,
-              h('td', { class: 'nowrap' }, formatTime(o.creation_datetime)),
-            );
-          }),
-        ),
-      ),
-    ),
+          h('td', {}, h('a', { class: 'mono', href: href('entity', o.id) }, o.id.slice(0, 10) + '…')),
+          h('td', {}, o.status),
+          h('td', {}, o.is_recommended === undefined || o.is_recommended === null ? '' : o.is_recommended ? 'yes' : 'no'),
+          h('td', {}, cellText(o.execution_status)),
+          choiceCell,
+          h('td', { class: 'nowrap' }, formatTime(o.creation_datetime)),
+        );
+      }),
+    }),
   );
 }
 
@@ -275,37 +218,20 @@ async function events(ctx: PageContext, id: string, area: HTMLElement): Promise<
   replace(
     area,
     found.length >= EVENT_LIMIT ? h('p', { class: 'hint' }, `The oldest ${found.length} retained events of this portfolio, newest first.`) : null,
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'data feed' },
-        h(
-          'thead',
-          {},
+    dataTable({
+      class: 'data feed',
+      head: ['Time', 'Event', 'Details'],
+      body: found
+        .reverse()
+        .map((e) =>
           h(
             'tr',
             {},
-            ['Time', 'Event', 'Details'].map((label) => h('th', { scope: 'col' }, label)),
+            h('td', { class: 'nowrap' }, formatTime(e.created)),
+            h('td', { class: 'mono' }, `${e.subject}.${e.action}`),
+            h('td', { class: 'small' }, eventDetails(e)),
           ),
         ),
-        h(
-          'tbody',
-          {},
-          found
-            .reverse()
-            .map((e) =>
-              h(
-                'tr',
-                {},
-                h('td', { class: 'nowrap' }, formatTime(e.created)),
-                h('td', { class: 'mono' }, `${e.subject}.${e.action}`),
-                h('td', { class: 'small' }, eventDetails(e)),
-              ),
-            ),
-        ),
-      ),
-    ),
+    }),
   );
 }

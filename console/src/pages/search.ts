@@ -1,5 +1,5 @@
 import { ApiProblem } from '@platform/client';
-import { cellText, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
+import { cellText, dataTable, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { COLLECTIONS, collectionByKey, entityPath, valueAt, type Collection } from '../lib/collections.ts';
 import { markPosition, queryErrorPosition } from '../lib/query-error.ts';
 import { href } from '../lib/route.ts';
@@ -154,46 +154,26 @@ function resultsTable(collection: Collection, query: string, page: EntityPage): 
         page.next ? pager('Next page', page.offset + PAGE_SIZE) : null,
       ),
     ),
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'data' },
-        h('caption', { class: 'visually-hidden' }, `${collection.label} matching the query`),
+    dataTable({
+      caption: `${collection.label} matching the query`,
+      head: ['Id', ...columns, ...(selection ? [] : ['Version', 'Last change'])],
+      body: page.results.map((entity) =>
         h(
-          'thead',
-          {},
+          'tr',
+          { 'data-id': entity.id },
           h(
-            'tr',
+            'td',
             {},
-            h('th', { scope: 'col' }, 'Id'),
-            columns.map((c) => h('th', { scope: 'col' }, c)),
-            selection ? null : [h('th', { scope: 'col' }, 'Version'), h('th', { scope: 'col' }, 'Last change')],
+            h('a', { class: 'mono', href: href('entity', entity.id) }, entity.id),
+            collection.key === 'portfolios'
+              ? [' ', h('a', { class: 'tag', href: href('portfolio', entity.id), 'aria-label': `Portfolio page of ${entity.id}` }, 'portfolio')]
+              : null,
           ),
-        ),
-        h(
-          'tbody',
-          {},
-          page.results.map((entity) =>
-            h(
-              'tr',
-              { 'data-id': entity.id },
-              h(
-                'td',
-                {},
-                h('a', { class: 'mono', href: href('entity', entity.id) }, entity.id),
-                collection.key === 'portfolios'
-                  ? [' ', h('a', { class: 'tag', href: href('portfolio', entity.id), 'aria-label': `Portfolio page of ${entity.id}` }, 'portfolio')]
-                  : null,
-              ),
-              columns.map((c) => h('td', {}, cellText(valueAt(entity, c)))),
-              selection ? null : [h('td', { class: 'num' }, cellText(entity.version)), h('td', {}, formatTime(entity.version_datetime))],
-            ),
-          ),
+          columns.map((c) => h('td', {}, cellText(valueAt(entity, c)))),
+          selection ? null : [h('td', { class: 'num' }, cellText(entity.version)), h('td', {}, formatTime(entity.version_datetime))],
         ),
       ),
-    ),
+    }),
   );
 }
 
