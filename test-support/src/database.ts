@@ -12,6 +12,23 @@ function env(name: string): string {
   return value;
 }
 
+/**
+ * Waits until every transaction that began before this call has ended: GET /events/ hands out an
+ * event only once every transaction older than the oldest still running has ended, anywhere on the
+ * server (docs/adr/0002-event-feed-cursor.md), so a poll right after a write can miss it while a
+ * background job's transaction is open. Not for a test that holds a transaction open itself.
+ */
+export async function eventsSettled(db: Knex, timeoutMs = 20_000): Promise<void> {
+  const { rows } = await db.raw('select pg_current_xact_id()::text as xid');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const settled = await db.raw('select pg_snapshot_xmin(pg_current_snapshot()) > ?::xid8 as ok', [rows[0].xid]);
+    if (settled.rows[0].ok) return;
+    if (Date.now() > deadline) throw new Error(`a transaction older than ${rows[0].xid} stayed open for ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** A fresh database for one test file, cloned from the migrated template that `npm test` prepared. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = env('TEST_PG_ADMIN_URL');

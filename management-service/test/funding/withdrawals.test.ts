@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { waitFor } from '@platform/test-support/ports';
+import { eventsSettled } from '@platform/test-support/database';
 import { assertProblem } from '@platform/test-support/http';
 import { build, machineApi } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
@@ -23,6 +24,7 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
     await waitFor('deposit settled', async () => assert.equal((await api('GET', deposit.headers.get('location')!)).body.status, 'SETTLED'));
     let cursor = '';
     const events = async (): Promise<Envelope[]> => {
+      await eventsSettled(platform.database.db);
       const res = await api('GET', `/events/?limit=1000${cursor ? `&after=${cursor}` : ''}`);
       cursor = res.body.next_cursor;
       return res.body.results;
