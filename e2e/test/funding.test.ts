@@ -3,6 +3,7 @@ import { connectNats, subjects, type NatsConnection } from '@platform/shared';
 import { testNatsUrl } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { managementClient } from '../src/clients.ts';
+import { eventsSettled } from '@platform/test-support/database';
 
 type Client = ReturnType<typeof managementClient>;
 type Event = { id: string; subject: string; action: string; data: Record<string, unknown> };
@@ -65,6 +66,7 @@ describe('funding and withdrawal journeys of both broker integrations (generated
     assert.equal(portfolio.data!.funded_since, null);
     let cursor: string | undefined;
     const events = async () => {
+      await eventsSettled(platform.database.db);
       const page = await client.GET('/events/', { params: { query: cursor ? { after: cursor } : {} } });
       assert.equal(page.response.status, 200);
       cursor = page.data!.next_cursor;

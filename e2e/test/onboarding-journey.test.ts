@@ -3,6 +3,7 @@ import type { components } from '@platform/shared/generated/management';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { managementClient } from '../src/clients.ts';
 import { eurEtfModel, type SampleModel } from '../src/sample-model.ts';
+import { eventsSettled } from '@platform/test-support/database';
 
 // The suitability onboarding journey through the generated, contract-checked client
 // (docs/adr/0027-assessments.md): a new tenant's default questionnaire, its risk profiles as score
@@ -60,6 +61,7 @@ describe('suitability onboarding journey (generated client)', function () {
 
   /** The profile and portfolio events since the previous call (`<subject>.<action>[=value]`), read by the machine client. */
   const events = async () => {
+    await eventsSettled(platform.database.db);
     const page = await machine.GET('/events/', { params: { query: { limit: 1000, ...(cursor ? { after: cursor } : {}) } } });
     assert.equal(page.response.status, 200);
     cursor = page.data!.next_cursor;

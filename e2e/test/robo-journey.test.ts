@@ -3,6 +3,7 @@ import { parseDecimal, sum, toText } from '@platform/shared';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { machineClient, managementClient } from '../src/clients.ts';
 import { eurEtfModel, type SampleModel } from '../src/sample-model.ts';
+import { eventsSettled } from '@platform/test-support/database';
 
 // The robo-advice journey across both services (management service, NATS, the data service's
 // optimizer, the simulated broker): funding → optimization → the owner's acceptance or the
@@ -83,6 +84,7 @@ describe('robo-advice journeys across both services', function () {
     const customer = managementClient(platform.managementUrl, token.data!.access_token);
     let cursor: string | undefined;
     const events = async () => {
+      await eventsSettled(platform.database.db);
       const page = await machine.GET('/events/', { params: { query: { limit: 1000, ...(cursor ? { after: cursor } : {}) } } });
       assert.equal(page.response.status, 200);
       cursor = page.data!.next_cursor;

@@ -3,6 +3,7 @@ import { assertProblem } from '@platform/test-support/http';
 import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { ISIN_A, account, countingBroker, executeOptimization, insertOptimization, instructionsOf, order, recordingLogger, settleAll } from './fixtures.ts';
+import { eventsSettled } from '@platform/test-support/database';
 
 type Envelope = { id: string; subject: string; action: string; data: Record<string, unknown> };
 type Tenant = { api: Api; tenantId: string; owner: string; events: () => Promise<Envelope[]> };
@@ -18,6 +19,7 @@ describe('withdrawals the service pays out (docs/adr/0022-execution-and-withdraw
     const api = await machineApi(platform, t);
     let cursor = '';
     const events = async (): Promise<Envelope[]> => {
+      await eventsSettled(platform.database.db);
       const res = await api('GET', `/events/?limit=1000${cursor ? `&after=${cursor}` : ''}`);
       cursor = res.body.next_cursor;
       return res.body.results;

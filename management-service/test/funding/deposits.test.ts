@@ -5,6 +5,7 @@ import { startTestPlatform, type TestPlatform } from '@platform/test-support/pla
 import { startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
 import type { Broker, CashMove } from '../../src/broker/broker.ts';
 import { createLogger } from '@platform/shared';
+import { eventsSettled } from '@platform/test-support/database';
 
 type Envelope = { subject: string; action: string; data: Record<string, unknown> };
 
@@ -32,6 +33,7 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
   const get = async (id: string) => (await api('GET', `/portfolios/${id}`)).body;
   const transactionsOf = async (id: string) => (await api('GET', `/portfolios/${id}/transactions/?limit=100`)).body.results as Record<string, unknown>[];
   const events = async (): Promise<Envelope[]> => {
+    await eventsSettled(platform.database.db);
     const res = await api('GET', `/events/?limit=1000${cursor ? `&after=${cursor}` : ''}`);
     cursor = res.body.next_cursor;
     return res.body.results;
