@@ -1,12 +1,10 @@
 // Calls to the two public interfaces: signing in with a tenant's access key, the token kept in
 // memory only and renewed with its refresh token, and problem+json answers as the client package's
 // ApiProblem (docs/adr/0036-administration-console.md).
-import { failureOf } from '@platform/client';
+import { TokenSession, failureOf, type Tokens } from '@platform/client';
 import { renewalDelayMs, tokenClaims } from './lib/tokens.ts';
 
 export type ConsoleConfig = { data_service_url: string | null; docs_url: string };
-
-type Tokens = { access_token: string; refresh_token: string; expires_in: number };
 
 async function answer<T>(res: Response, operation: string): Promise<T> {
   const text = await res.text();
@@ -31,30 +29,50 @@ export type Credentials = { accessKeyId: string; secret: string; apiKey?: string
 
 /**
  * A signed-in operator. The tokens live in this object only (never in storage or cookies): a
- * reload of the page signs out. The access token is renewed before it expires, and once more on
- * a 401; when renewal fails the session ends and `onEnd` says why.
+ * reload of the page signs out. The client package's TokenSession holds them and renews the
+ * access token with the refresh token (callers at the same time share one renewal); a timer
+ * renews it before it expires, and a 401 once more. The access key is used for the sign-in
+ * only: when renewal fails, the session ends and `onEnd` says why.
  */
 export class Session {
-  readonly tenantId: string;
-  private tokens: Tokens;
+  private readonly tokens: TokenSession;
+  private readonly apiKey: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private renewing: Promise<void> | undefined;
   private ended = false;
+  #tenantId = '';
 
   private constructor(
     private readonly config: ConsoleConfig,
-    tokens: Tokens,
-    private readonly apiKey: string | undefined,
+    credentials: Credentials,
     private readonly onEnd: (reason: string) => void,
   ) {
-    this.tokens = tokens;
-    this.tenantId = tokenClaims(tokens.access_token).tenant_id ?? '';
-    this.schedule();
+    this.apiKey = credentials.apiKey || undefined;
+    let signIn: Credentials | undefined = credentials;
+    this.tokens = new TokenSession({
+      // The first token only; afterwards the refresh token alone renews it.
+      login: () => {
+        const once = signIn;
+        signIn = undefined;
+        if (!once) return Promise.reject(new Error('The refresh token was refused.'));
+        return post<Tokens>('/auth/login/', { access_key_id: once.accessKeyId, secret_access_key: once.secret });
+      },
+      refresh: (refreshToken) => post<Tokens>('/auth/refresh-token/', { refresh_token: refreshToken }),
+      now: () => Date.now(),
+      onEvent: (event) => {
+        if (event.type === 'refresh-failed') this.signOut('Your session ended (its token could not be renewed): sign in again.');
+      },
+    });
   }
 
   static async signIn(config: ConsoleConfig, credentials: Credentials, onEnd: (reason: string) => void): Promise<Session> {
-    const tokens = await post<Tokens>('/auth/login/', { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secret });
-    return new Session(config, tokens, credentials.apiKey || undefined, onEnd);
+    const session = new Session(config, credentials, onEnd);
+    session.#tenantId = tokenClaims(await session.tokens.accessToken()).tenant_id ?? '';
+    session.schedule();
+    return session;
+  }
+
+  get tenantId(): string {
+    return this.#tenantId;
   }
 
   /** Whether the data pages can call the data service: its URL is configured and an API key was given. */
@@ -70,49 +88,43 @@ export class Session {
     if (this.ended) return;
     this.ended = true;
     clearTimeout(this.timer);
-    this.tokens = { access_token: '', refresh_token: '', expires_in: 0 };
     this.onEnd(reason);
   }
 
+  /** Renews the access token when the one held now comes to its renewal time, whether or not a call needs it then. */
   private schedule(): void {
+    const held = this.tokens.current();
+    if (this.ended || !held) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.renew().catch(() => undefined), renewalDelayMs(this.tokens.expires_in));
-  }
-
-  /** Exchanges the refresh token for new tokens; calls at the same time share one exchange. */
-  private renew(): Promise<void> {
-    this.renewing ??= post<Tokens>('/auth/refresh-token/', { refresh_token: this.tokens.refresh_token })
-      .then((tokens) => {
-        this.tokens = tokens;
-        this.schedule();
-      })
-      .catch((error: unknown) => {
-        this.signOut('Your session ended (its token could not be renewed): sign in again.');
-        throw error;
-      })
-      .finally(() => {
-        this.renewing = undefined;
-      });
-    return this.renewing;
+    this.timer = setTimeout(
+      () =>
+        void this.tokens.accessToken().then(
+          () => this.schedule(),
+          () => undefined,
+        ),
+      renewalDelayMs(held.expires_in),
+    );
   }
 
   /** A call to the management interface with the access token; `path` starts with `/`. */
   async management<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const send = () =>
+    if (this.ended) throw new Error('Signed out.');
+    const send = (token: string) =>
       fetch(path, {
         method,
         signal,
         headers: {
           accept: 'application/json',
-          authorization: `Bearer ${this.tokens.access_token}`,
+          authorization: `Bearer ${token}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-    let res = await send();
-    if (res.status === 401 && !this.ended) {
-      await this.renew();
-      res = await send();
+    const token = await this.tokens.accessToken();
+    let res = await send(token);
+    if (res.status === 401) {
+      res = await send(await this.tokens.rejected(token));
+      this.schedule();
     }
     return answer<T>(res, `${method} ${path}`);
   }
