@@ -254,7 +254,7 @@ async function checkObjects(label: string, objects: Resource[]): Promise<void> {
 }
 
 type NatsValues = {
-  config?: { jetstream?: { enabled?: boolean }; mqtt?: { enabled?: boolean }; merge?: { authorization?: Obj; pid_file?: unknown } & Obj };
+  config?: { jetstream?: { enabled?: boolean }; mqtt?: { enabled?: boolean }; merge?: { authorization?: unknown; pid_file?: unknown } & Obj };
   container?: { patch?: { op: string; path: string; value: unknown }[] };
   podTemplate?: { merge?: { spec?: Obj }; patch?: { op: string; path: string; value: unknown }[] };
 };
@@ -283,11 +283,13 @@ async function checkNatsValues(file: string, servicesImage: string | undefined):
   if (values.config?.jetstream?.enabled !== true) fail('config.jetstream.enabled must be true');
   if (values.config?.mqtt?.enabled !== true) fail('config.mqtt.enabled must be true');
   const merge = values.config?.merge;
-  if (!isObj(merge)) return fail('config.merge (where the authorization goes) must be a map');
+  if (!isObj(merge)) return fail('config.merge (where the accounts are included) must be a map');
 
-  // authorization { include <users file> } (the chart turns a `…$include` key into an include).
-  const includes = Object.entries(merge.authorization ?? {}).filter(([k]) => k.endsWith('$include'));
-  if (includes.length !== 1 || typeof includes[0]![1] !== 'string') return fail('config.merge.authorization must hold one `$include` of the users file');
+  // include <users file> at the top of the configuration, where the accounts block goes (the chart
+  // turns a `…$include` key into an include); an authorization block would add users outside them.
+  if (merge.authorization !== undefined) fail('config.merge.authorization must not be set: the users are in the accounts of the included users file');
+  const includes = Object.entries(merge).filter(([k]) => k.endsWith('$include'));
+  if (includes.length !== 1 || typeof includes[0]![1] !== 'string') return fail('config.merge must hold one `$include` of the users file (its accounts block)');
   const usersFile = resolve('/etc/nats-config', includes[0]![1] as string);
   const pidFile = merge.pid_file;
   if (typeof pidFile !== 'string') return fail('config.merge.pid_file must name the pid file bus-users signals');
@@ -310,7 +312,7 @@ async function checkNatsValues(file: string, servicesImage: string | undefined):
   else if (serverMount.readOnly !== true) fail('the nats container must mount the users file read-only');
   for (const c of [once, watcher]) {
     const where = c === once ? 'the bus-users initContainer' : 'the bus-users container';
-    if (option(c, '--users-file') !== usersFile) fail(`${where} must write --users-file ${usersFile}, the file config.merge.authorization includes`);
+    if (option(c, '--users-file') !== usersFile) fail(`${where} must write --users-file ${usersFile}, the file config.merge includes`);
     const mount = mountOf(c.volumeMounts, usersFile);
     if (serverMount && (!mount || mount.name !== serverMount.name || mount.mountPath !== serverMount.mountPath))
       fail(`${where} must mount the server's volume ${String(serverMount.name)} at ${String(serverMount.mountPath)}`);

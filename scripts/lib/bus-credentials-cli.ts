@@ -43,9 +43,9 @@ export function addBusCredentialCommands(program: Command, withDb: <T>(work: (db
   bus
     .command('sync')
     .description(
-      'render the NATS users file from the database (services from NATS_MANAGEMENT_PASSWORD_HASH and NATS_DATA_PASSWORD_HASH, or their _FILE) and, when it changed, reload nats-server by SIGHUP; repeats every --interval-ms unless --once',
+      'render the NATS accounts and users file from the database (services from NATS_MANAGEMENT_PASSWORD_HASH and NATS_DATA_PASSWORD_HASH, or their _FILE) and, when it changed, reload nats-server by SIGHUP; repeats every --interval-ms unless --once',
     )
-    .requiredOption('--users-file <file>', 'the file the server configuration includes in its authorization block')
+    .requiredOption('--users-file <file>', 'the file the server configuration includes at its top level (an accounts block)')
     .option('--pid-file <file>', "nats-server's pid_file (needed unless --once)")
     .option('--interval-ms <n>', 'how often the database is read: the bound on a revocation taking effect', '5000')
     .option('--once', 'render once and exit (before nats-server starts)')

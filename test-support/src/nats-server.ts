@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connectNats } from '@platform/shared';
 import { hashBusPassword } from '../../management-service/src/admin/bus-credentials.ts';
-import { SERVICE_USERS, busUsers, renderNatsUsers } from '../../management-service/src/bus/nats-users.ts';
+import { SERVICE_USERS, busAccounts, renderNatsAccounts } from '../../management-service/src/bus/nats-users.ts';
 import type { BusUsersSource } from '../../management-service/src/bus/sync.ts';
 import { ensureInstalled } from './os-packages.ts';
 import { waitFor } from './ports.ts';
@@ -31,8 +31,8 @@ export type NatsServer = {
  * Starts nats-server with JetStream on loopback, its state in `dir`, and with `mqttPort` its MQTT
  * listener (MQTT clients read `tenants/<tenant>/events`, the NATS subject `tenants.<tenant>.events`).
  * Every connection logs in (docs/adr/0026-bus-authorization.md): the services and a local admin
- * with passwords made for this start, tenants' bus credentials once a renderer (bus/sync.ts) adds
- * them to the users file.
+ * with passwords made for this start, in the platform's account; tenants' bus credentials, each
+ * tenant in its own account, once a renderer (bus/sync.ts) adds them to the users file.
  */
 export async function startNatsServer(options: {
   port: number;
@@ -58,7 +58,7 @@ export async function startNatsServer(options: {
     services: { management: await hashBusPassword(passwords.management, 4), data: await hashBusPassword(passwords.data, 4) },
     admin: await hashBusPassword(passwords.admin, 4),
   };
-  writeFileSync(usersFile, renderNatsUsers(busUsers({ ...source, credentials: [] })), { mode: 0o600 });
+  writeFileSync(usersFile, renderNatsAccounts(busAccounts({ ...source, credentials: [] })), { mode: 0o600 });
   writeFileSync(
     configFile,
     [
@@ -68,10 +68,9 @@ export async function startNatsServer(options: {
       `  store_dir: "${options.dir}/jetstream"`,
       `}`,
       ...(options.mqttPort ? [`mqtt {`, `  listen: 127.0.0.1:${options.mqttPort}`, `}`] : []),
-      `authorization {`,
+      // The accounts and their users, at the top level (docs/adr/0026-bus-authorization.md).
       // Relative to this file: nats-server resolves includes from the including file's folder.
-      `  include "users.conf"`,
-      `}`,
+      `include "users.conf"`,
       '',
     ].join('\n'),
   );

@@ -1,9 +1,10 @@
 import { streams, subjects } from '@platform/shared';
 
 /**
- * The users of the NATS server (and of its MQTT listener), rendered as the `users` list of its
- * `authorization` block (docs/adr/0026-bus-authorization.md). Pure: the caller reads the hashes and
- * credentials, writes the text and makes the server reload it.
+ * The accounts and users of the NATS server (and of its MQTT listener), rendered as the `accounts`
+ * block its configuration includes (docs/adr/0026-bus-authorization.md): the platform's account and
+ * one per tenant. Pure: the caller reads the hashes and credentials, writes the text and makes the
+ * server reload it.
  */
 
 export type NatsPermissions = {
@@ -70,62 +71,134 @@ export function servicePermissions(service: keyof typeof SERVICE_USERS): NatsPer
   };
 }
 
+/** The account of the services (and of the local admin): the streams and their subjects live there. */
+export const PLATFORM_ACCOUNT = 'PLATFORM';
+
 /**
- * A tenant's subscriber: reads its own events, over NATS (`tenants.<tenant>.>`) or MQTT
- * (`tenants/<tenant>/#`, whose `#` also subscribes to the parent `tenants.<tenant>`), publishes
- * nothing. MQTT QoS 1 subscriptions would also need `$MQTT.sub.>`, which every MQTT session of the
- * server shares: granting it would let one tenant read another's QoS 1 deliveries, so MQTT
- * subscribers use QoS 0 (docs/adr/0026-bus-authorization.md).
+ * A tenant's own account: its subjects, its JetStream (where nats-server keeps the MQTT sessions)
+ * and so its MQTT client ids are separate from every other tenant's (docs/adr/0026-bus-authorization.md).
+ */
+export const tenantAccount = (tenantId: string) => `TENANT_${tenantId}`;
+
+/**
+ * A tenant's subscriber, inside its tenant's account: reads its own events, over NATS
+ * (`tenants.<tenant>.>`) or MQTT (`tenants/<tenant>/#`, whose `#` also subscribes to the parent
+ * `tenants.<tenant>`), publishes nothing. `$MQTT.sub.>` carries MQTT QoS 1 deliveries; it is the
+ * account's own, so it holds only this tenant's sessions.
  */
 export function tenantPermissions(tenantId: string): NatsPermissions {
   return {
     publish: { deny: ['>'] },
-    subscribe: { allow: [`tenants.${tenantId}`, `tenants.${tenantId}.>`] },
+    subscribe: { allow: [`tenants.${tenantId}`, `tenants.${tenantId}.>`, '$MQTT.sub.>'] },
   };
 }
 
+/** One account of the server: its users, the streams it lets named accounts import, and the ones it imports. */
+export type NatsAccount = {
+  name: string;
+  users: NatsUser[];
+  exports: { stream: string; accounts: string[] }[];
+  imports: { account: string; stream: string }[];
+};
+
 /** Quoted for the NATS configuration (its strings take JSON's escapes). */
 const quote = (value: string) => JSON.stringify(value);
+const list = (values: string[]) => `[${values.map(quote).join(', ')}]`;
 
 function renderPermissions(p: NatsPermissions): string {
   const side = (s: { allow?: string[]; deny?: string[] }) =>
-    [s.allow ? `allow: [${s.allow.map(quote).join(', ')}]` : undefined, s.deny ? `deny: [${s.deny.map(quote).join(', ')}]` : undefined]
-      .filter(Boolean)
-      .join(', ');
+    [s.allow ? `allow: ${list(s.allow)}` : undefined, s.deny ? `deny: ${list(s.deny)}` : undefined].filter(Boolean).join(', ');
   return `{ publish: { ${side(p.publish)} }, subscribe: { ${side(p.subscribe)} } }`;
 }
 
 const BCRYPT = /^\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 const USER = /^[A-Za-z0-9_-]{1,64}$/;
+const ACCOUNT = /^[A-Za-z][A-Za-z0-9_-]{0,79}$/;
+const SUBJECT = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 /**
- * The text of the users file: one line per user. A user without permissions may do everything
- * (only the local admin of `npm start` and the tests). Refuses anything that is not a bcrypt hash
- * or a plain user name, so nothing read from the database can change the file's structure.
+ * The text of the users file: an `accounts` block, one line per user, export and import. A user
+ * without permissions may do everything in its account (only the local admin of `npm start` and the
+ * tests). Refuses anything that is not a bcrypt hash, a plain name or a plain subject, so nothing
+ * read from the database can change the file's structure; and a user in two accounts.
  */
-export function renderNatsUsers(users: NatsUser[]): string {
-  const seen = new Set<string>();
-  const lines = users.map((u) => {
-    if (!USER.test(u.user)) throw new Error(`NATS user name ${JSON.stringify(u.user)} is not plain letters, digits, - and _`);
-    if (!BCRYPT.test(u.passwordHash)) throw new Error(`the password of NATS user ${u.user} is not a bcrypt hash`);
-    if (seen.has(u.user)) throw new Error(`NATS user ${u.user} appears twice`);
-    seen.add(u.user);
-    const permissions = u.permissions ? `, permissions: ${renderPermissions(u.permissions)}` : '';
-    return `  { user: ${quote(u.user)}, password: ${quote(u.passwordHash)}${permissions} }`;
+export function renderNatsAccounts(accounts: NatsAccount[]): string {
+  const users = new Set<string>();
+  const names = new Set<string>();
+  const lines = accounts.flatMap((a) => {
+    if (!ACCOUNT.test(a.name)) throw new Error(`NATS account name ${JSON.stringify(a.name)} is not plain letters, digits, - and _`);
+    if (names.has(a.name)) throw new Error(`NATS account ${a.name} appears twice`);
+    names.add(a.name);
+    for (const s of [...a.exports.map((e) => e.stream), ...a.imports.map((i) => i.stream)]) {
+      if (!SUBJECT.test(s)) throw new Error(`NATS subject ${JSON.stringify(s)} of account ${a.name} is not plain tokens`);
+    }
+    for (const other of [...a.exports.flatMap((e) => e.accounts), ...a.imports.map((i) => i.account)]) {
+      if (!ACCOUNT.test(other)) throw new Error(`NATS account name ${JSON.stringify(other)} is not plain letters, digits, - and _`);
+    }
+    const userLines = a.users.map((u) => {
+      if (!USER.test(u.user)) throw new Error(`NATS user name ${JSON.stringify(u.user)} is not plain letters, digits, - and _`);
+      if (!BCRYPT.test(u.passwordHash)) throw new Error(`the password of NATS user ${u.user} is not a bcrypt hash`);
+      if (users.has(u.user)) throw new Error(`NATS user ${u.user} appears twice`);
+      users.add(u.user);
+      const permissions = u.permissions ? `, permissions: ${renderPermissions(u.permissions)}` : '';
+      return `      { user: ${quote(u.user)}, password: ${quote(u.passwordHash)}${permissions} }`;
+    });
+    return [
+      `  ${quote(a.name)} {`,
+      // MQTT keeps its sessions in the account's JetStream; the platform's streams are in its own.
+      '    jetstream: enabled',
+      '    users = [',
+      ...userLines,
+      '    ]',
+      '    exports = [',
+      ...a.exports.map((e) => `      { stream: ${quote(e.stream)}, accounts: ${list(e.accounts)} }`),
+      '    ]',
+      '    imports = [',
+      ...a.imports.map((i) => `      { stream: { account: ${quote(i.account)}, subject: ${quote(i.stream)} } }`),
+      '    ]',
+      '  }',
+    ];
   });
-  return ['# Rendered from the database; do not edit (docs/adr/0026-bus-authorization.md).', 'users = [', ...lines, ']', ''].join('\n');
+  return ['# Rendered from the database; do not edit (docs/adr/0026-bus-authorization.md).', 'accounts {', ...lines, '}', ''].join('\n');
 }
 
-/** The service users, the optional local admin and every tenant credential that works. */
-export function busUsers(input: {
+const TENANT_ID = /^[a-z][a-z0-9-]{1,62}$/;
+
+/**
+ * The platform's account (the services, the optional local admin, the streams) exporting each
+ * tenant's event subject to that tenant's account alone, and one account per tenant with a
+ * credential that works, importing its own subject: the only way events cross accounts.
+ */
+export function busAccounts(input: {
   services: { management: string; data: string };
   admin?: string;
   credentials: { id: string; tenant_id: string; password_hash: string }[];
-}): NatsUser[] {
+}): NatsAccount[] {
+  const byTenant = new Map<string, NatsUser[]>();
+  for (const c of input.credentials) {
+    if (!TENANT_ID.test(c.tenant_id)) throw new Error(`tenant id ${JSON.stringify(c.tenant_id)} of bus credential ${c.id} is not a tenant id`);
+    const users = byTenant.get(c.tenant_id) ?? [];
+    users.push({ user: c.id, passwordHash: c.password_hash, permissions: tenantPermissions(c.tenant_id) });
+    byTenant.set(c.tenant_id, users);
+  }
+  const tenants = [...byTenant.keys()].sort();
+  const platform: NatsAccount = {
+    name: PLATFORM_ACCOUNT,
+    users: [
+      { user: SERVICE_USERS.management, passwordHash: input.services.management, permissions: servicePermissions('management') },
+      { user: SERVICE_USERS.data, passwordHash: input.services.data, permissions: servicePermissions('data') },
+      ...(input.admin ? [{ user: 'admin', passwordHash: input.admin }] : []),
+    ],
+    exports: tenants.map((t) => ({ stream: subjects.tenantEvents(t), accounts: [tenantAccount(t)] })),
+    imports: [],
+  };
   return [
-    { user: SERVICE_USERS.management, passwordHash: input.services.management, permissions: servicePermissions('management') },
-    { user: SERVICE_USERS.data, passwordHash: input.services.data, permissions: servicePermissions('data') },
-    ...(input.admin ? [{ user: 'admin', passwordHash: input.admin }] : []),
-    ...input.credentials.map((c) => ({ user: c.id, passwordHash: c.password_hash, permissions: tenantPermissions(c.tenant_id) })),
+    platform,
+    ...tenants.map((t) => ({
+      name: tenantAccount(t),
+      users: byTenant.get(t)!,
+      exports: [],
+      imports: [{ account: PLATFORM_ACCOUNT, stream: subjects.tenantEvents(t) }],
+    })),
   ];
 }

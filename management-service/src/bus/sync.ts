@@ -1,7 +1,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
 import { usableBusCredentials } from '../store/bus-credentials.ts';
-import { busUsers, renderNatsUsers } from './nats-users.ts';
+import { busAccounts, renderNatsAccounts } from './nats-users.ts';
 
 /**
  * Keeps the NATS server's users file equal to the database (docs/adr/0026-bus-authorization.md):
@@ -19,7 +19,7 @@ export type BusUsersSource = {
 
 /** Writes the users file when it differs; true when it did. Atomic: the server never reads half a file. */
 export async function writeBusUsers(db: Knex, file: string, source: BusUsersSource): Promise<boolean> {
-  const text = renderNatsUsers(busUsers({ ...source, credentials: await usableBusCredentials(db) }));
+  const text = renderNatsAccounts(busAccounts({ ...source, credentials: await usableBusCredentials(db) }));
   const current = await readFile(file, 'utf8').catch(() => undefined);
   if (current === text) return false;
   await writeFile(`${file}.tmp`, text, { mode: 0o600 });

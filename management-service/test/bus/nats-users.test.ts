@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
-import { busUsers, renderNatsUsers, servicePermissions, tenantPermissions } from '../../src/bus/nats-users.ts';
+import { busAccounts, renderNatsAccounts, servicePermissions, tenantAccount, tenantPermissions, type NatsAccount } from '../../src/bus/nats-users.ts';
 
-// docs/adr/0026-bus-authorization.md: what the rendered users file grants, without I/O.
+// docs/adr/0026-bus-authorization.md: what the rendered accounts and users grant, without I/O.
 const HASH = '$2b$04$rkBVS35tJvCHC1uGOKZZS.RAyaqNYS0.d3bg8JyOn.SgfUVV/QZUe';
+const SERVICES = { management: HASH, data: HASH };
+const credential = (id: string, tenant: string) => ({ id, tenant_id: tenant, password_hash: HASH });
 
-describe('NATS users rendered from the bus credentials', () => {
-  it("lets a tenant subscribe to its own subjects only (the MQTT '#' parent included) and publish nothing", () => {
-    assert.deepEqual(tenantPermissions('acme'), { publish: { deny: ['>'] }, subscribe: { allow: ['tenants.acme', 'tenants.acme.>'] } });
+describe('NATS accounts and users rendered from the bus credentials', () => {
+  it("lets a tenant subscribe to its own subjects and its account's MQTT deliveries only, and publish nothing", () => {
+    assert.deepEqual(tenantPermissions('acme'), {
+      publish: { deny: ['>'] },
+      subscribe: { allow: ['tenants.acme', 'tenants.acme.>', '$MQTT.sub.>'] },
+    });
   });
 
   it("gives each service its own subjects and no other's", () => {
@@ -23,41 +28,84 @@ describe('NATS users rendered from the bus credentials', () => {
     }
   });
 
-  it('renders one line per user: services, the optional admin, then the credentials', () => {
-    const text = renderNatsUsers(
-      busUsers({
-        services: { management: HASH, data: HASH },
-        admin: HASH,
-        credentials: [{ id: 'A01JZ0000000000000000000000', tenant_id: 'acme', password_hash: HASH }],
-      }),
-    );
-    const lines = text.split('\n').filter((l) => l.startsWith('  {'));
+  it("puts the services and the admin in the platform's account and each tenant's credentials in the tenant's own", () => {
+    const accounts = busAccounts({
+      services: SERVICES,
+      admin: HASH,
+      credentials: [credential('B01', 'beta'), credential('A01', 'acme'), credential('A02', 'acme')],
+    });
     assert.deepEqual(
-      lines.map((l) => /user: "([^"]+)"/.exec(l)![1]),
-      ['management-service', 'data-service', 'admin', 'A01JZ0000000000000000000000'],
+      accounts.map((a) => [a.name, a.users.map((u) => u.user)]),
+      [
+        ['PLATFORM', ['management-service', 'data-service', 'admin']],
+        ['TENANT_acme', ['A01', 'A02']],
+        ['TENANT_beta', ['B01']],
+      ],
     );
-    assert.ok(!lines[2]!.includes('permissions'), 'the admin has no limits');
-    assert.ok(lines[3]!.includes('subscribe: { allow: ["tenants.acme", "tenants.acme.>"] }'));
-    assert.match(text, /^users = \[$/m);
-    assert.equal(renderNatsUsers(busUsers({ services: { management: HASH, data: HASH }, credentials: [] })).includes('"admin"'), false);
+    const [platform, acme] = accounts as [NatsAccount, NatsAccount];
+    assert.equal(platform.users[2]!.permissions, undefined, 'the admin has no limits in its account');
+    assert.deepEqual(acme.users[0]!.permissions, tenantPermissions('acme'));
+    // Events cross accounts only as each tenant's own subject, exported to that tenant's account alone.
+    assert.deepEqual(platform.exports, [
+      { stream: 'tenants.acme.events', accounts: [tenantAccount('acme')] },
+      { stream: 'tenants.beta.events', accounts: [tenantAccount('beta')] },
+    ]);
+    assert.deepEqual(acme.imports, [{ account: 'PLATFORM', stream: 'tenants.acme.events' }]);
+    assert.deepEqual(acme.exports, []);
   });
 
-  it('refuses what could change the structure of the file: a user name or hash that is not plain', () => {
+  it('gives a tenant without a working credential no account, and a server without an admin none', () => {
+    const accounts = busAccounts({ services: SERVICES, credentials: [] });
+    assert.deepEqual(
+      accounts.map((a) => [a.name, a.users.map((u) => u.user), a.exports]),
+      [['PLATFORM', ['management-service', 'data-service'], []]],
+    );
+  });
+
+  it('renders an accounts block: JetStream in every account, one line per user, export and import', () => {
+    const text = renderNatsAccounts(busAccounts({ services: SERVICES, admin: HASH, credentials: [credential('A01', 'acme')] }));
+    assert.match(text, /^accounts \{$/m);
+    assert.equal(text.match(/^ {4}jetstream: enabled$/gm)?.length, 2);
+    assert.deepEqual(
+      [...text.matchAll(/^ {2}"([^"]+)" \{$/gm)].map((m) => m[1]),
+      ['PLATFORM', 'TENANT_acme'],
+    );
+    assert.ok(text.includes('{ stream: "tenants.acme.events", accounts: ["TENANT_acme"] }'));
+    assert.ok(text.includes('{ stream: { account: "PLATFORM", subject: "tenants.acme.events" } }'));
+    const acmeUser = text.split('\n').find((l) => l.includes('user: "A01"'))!;
+    assert.ok(acmeUser.includes('subscribe: { allow: ["tenants.acme", "tenants.acme.>", "$MQTT.sub.>"] }'));
+    assert.ok(text.indexOf('user: "A01"') > text.indexOf('"TENANT_acme" {'), "the credential is inside its tenant's account");
+  });
+
+  it('refuses what could change the structure of the file: a name, hash, subject or tenant id that is not plain', () => {
+    const account = (over: Partial<NatsAccount>): NatsAccount => ({ name: 'A', users: [], exports: [], imports: [], ...over });
     const one =
       (user: string, passwordHash = HASH) =>
       () =>
-        renderNatsUsers([{ user, passwordHash }]);
+        renderNatsAccounts([account({ users: [{ user, passwordHash }] })]);
     assert.throws(one('a" } ] authorization { users = [ {user: "x'), /not plain/);
     assert.throws(one('a b'), /not plain/);
     assert.throws(one('ok', 'plain-password'), /not a bcrypt hash/);
     assert.throws(one('ok', `${HASH}" }`), /not a bcrypt hash/);
+    assert.throws(() => renderNatsAccounts([account({ name: 'A" { users' })]), /not plain/);
+    assert.throws(() => renderNatsAccounts([account({ exports: [{ stream: 'a.>', accounts: ['B'] }] })]), /not plain tokens/);
+    assert.throws(() => renderNatsAccounts([account({ exports: [{ stream: 'a.b', accounts: ['B"]'] }] })]), /not plain/);
+    assert.throws(() => renderNatsAccounts([account({ imports: [{ account: 'B', stream: 'a.*' }] })]), /not plain tokens/);
+    assert.throws(() => busAccounts({ services: SERVICES, credentials: [credential('X', 'acme.>')] }), /not a tenant id/);
+  });
+
+  it('refuses a user twice, also in two accounts, and an account twice', () => {
+    const user = { user: 'x', passwordHash: HASH };
+    const account = (name: string): NatsAccount => ({ name, users: [user], exports: [], imports: [] });
+    assert.throws(() => renderNatsAccounts([{ ...account('A'), users: [user, user] }]), /twice/);
+    assert.throws(() => renderNatsAccounts([account('A'), account('B')]), /twice/);
     assert.throws(
       () =>
-        renderNatsUsers([
-          { user: 'x', passwordHash: HASH },
-          { user: 'x', passwordHash: HASH },
+        renderNatsAccounts([
+          { ...account('A'), users: [] },
+          { ...account('A'), users: [] },
         ]),
-      /twice/,
+      /account A appears twice/,
     );
   });
 });

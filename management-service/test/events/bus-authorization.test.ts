@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import mqtt from 'mqtt';
+import mqtt, { type IConnackPacket } from 'mqtt';
 import { connectNats, jetstreamManager, streams, type NatsConnection } from '@platform/shared';
 import { build, machineApi } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
@@ -13,6 +13,7 @@ const REVOCATION_BOUND_MS = 3 * SYNC_MS + 2000;
 
 type Envelope = { subject: string; action: string; data: { id: string } };
 type Credential = { username: string; password: string };
+type Received = { topic: string; body: Envelope };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
@@ -45,23 +46,26 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
     open.push({ close: () => nc.close().catch(() => undefined) });
     return nc;
   };
-  const mqttAs = async (c?: Credential) => {
+  /** Connects over MQTT (a clean session with a random client id unless told); the CONNACK tells whether a session was there. */
+  const mqttSession = async (c?: Credential, session: { clientId?: string; clean?: boolean } = {}) => {
     const client = mqtt.connect(mqttAddress, {
       protocolVersion: 4,
       reconnectPeriod: 0,
       connectTimeout: 5000,
-      clientId: `bus-test-${Math.random().toString(36).slice(2)}`,
+      clientId: session.clientId ?? `bus-test-${Math.random().toString(36).slice(2)}`,
+      clean: session.clean ?? true,
       ...(c ? { username: c.username, password: c.password } : {}),
     });
     open.push({ close: () => client.endAsync(true).catch(() => undefined) });
     // Settles on every outcome: a refusal, an error or a connection closed before CONNACK.
-    await new Promise<void>((resolve, reject) => {
-      client.once('connect', () => resolve());
+    const connack = await new Promise<IConnackPacket>((resolve, reject) => {
+      client.once('connect', resolve);
       client.once('error', reject);
       client.once('close', () => reject(new Error('closed before CONNACK')));
     });
-    return client;
+    return { client, sessionPresent: connack.sessionPresent };
   };
+  const mqttAs = async (c?: Credential) => (await mqttSession(c)).client;
   const messagesIn = async () => {
     const jsm = await jetstreamManager(admin);
     const [events, platformStream] = await Promise.all([jsm.streams.info(streams.tenantEvents.name), jsm.streams.info(streams.platform.name)]);
@@ -118,29 +122,83 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
     await assert.rejects(mqttAs({ username: busA.username, password: 'wrong' }), /Not authorized/i);
   });
 
-  it("delivers a tenant's own events over NATS and MQTT, and not another tenant's", async () => {
+  it("delivers a tenant's own events over NATS and MQTT (QoS 0 and 1), and not another tenant's", async () => {
     const nc = await natsAs(busA);
     const overNats: Envelope[] = [];
     const sub = nc.subscribe(`tenants.${a.tenantId}.>`, { callback: (_e, m) => void overNats.push(m.json<Envelope>()) });
-    const client = await mqttAs(busA);
-    const overMqtt: { topic: string; body: Envelope }[] = [];
-    client.on('message', (topic, payload) => overMqtt.push({ topic, body: JSON.parse(payload.toString()) as Envelope }));
-    assert.deepEqual(
-      (await client.subscribeAsync(`tenants/${a.tenantId}/#`, { qos: 0 })).map((g) => g.qos),
-      [0],
-    );
+    const overMqtt = { 0: [] as Received[], 1: [] as Received[] };
+    for (const qos of [0, 1] as const) {
+      const client = await mqttAs(busA);
+      client.on('message', (topic, payload) => overMqtt[qos].push({ topic, body: JSON.parse(payload.toString()) as Envelope }));
+      assert.deepEqual(
+        (await client.subscribeAsync(`tenants/${a.tenantId}/#`, { qos })).map((g) => g.qos),
+        [qos],
+      );
+    }
     await nc.flush();
 
     const mine = await createPortfolio(a);
     const theirs = await createPortfolio(b);
     await until('the creation event over NATS', () => overNats.some((e) => e.data.id === mine));
-    await until('the creation event over MQTT', () => overMqtt.some((m) => m.body.data.id === mine));
+    await until('the creation event over MQTT, QoS 0 and 1', () => [0, 1].every((q) => overMqtt[q as 0 | 1].some((m) => m.body.data.id === mine)));
     await sleep(300); // B's events, had they been let through, would have arrived by now
-    const event = overMqtt.find((m) => m.body.data.id === mine)!;
-    assert.equal(event.topic, `tenants/${a.tenantId}/events`);
-    assert.equal(`${event.body.subject}.${event.body.action}`, 'portfolios.creation');
-    assert.ok(!overNats.some((e) => e.data.id === theirs) && !overMqtt.some((m) => m.body.data.id === theirs), "nothing of B's");
+    for (const received of [overMqtt[0], overMqtt[1]]) {
+      const event = received.find((m) => m.body.data.id === mine)!;
+      assert.equal(event.topic, `tenants/${a.tenantId}/events`);
+      assert.equal(`${event.body.subject}.${event.body.action}`, 'portfolios.creation');
+      assert.ok(!received.some((m) => m.body.data.id === theirs), "nothing of B's over MQTT");
+    }
+    assert.ok(!overNats.some((e) => e.data.id === theirs), "nothing of B's over NATS");
     sub.unsubscribe();
+  });
+
+  it("keeps MQTT client ids per tenant: B taking A's client id neither drops A's subscriber nor finds A's session", async () => {
+    const clientId = `shared-${Math.random().toString(36).slice(2)}`;
+    // A's persistent session, with a subscription kept in it: the reconnect finds it.
+    const first = await mqttSession(busA, { clientId, clean: false });
+    assert.equal(first.sessionPresent, false);
+    await first.client.subscribeAsync(`tenants/${a.tenantId}/#`, { qos: 0 });
+    await first.client.endAsync();
+    const subscriber = await mqttSession(busA, { clientId, clean: false });
+    assert.equal(subscriber.sessionPresent, true, "A's session is kept between its connections");
+    const toA: Received[] = [];
+    subscriber.client.on('message', (topic, payload) => toA.push({ topic, body: JSON.parse(payload.toString()) as Envelope }));
+    let aClosed = false;
+    subscriber.client.on('close', () => (aClosed = true));
+
+    // B with A's client id: a persistent session and a clean one, each a new session of B's.
+    const toB: Received[] = [];
+    const persistent = await mqttSession(busB, { clientId, clean: false });
+    assert.equal(persistent.sessionPresent, false, "A's session is not revealed to B");
+    persistent.client.on('message', (topic, payload) => toB.push({ topic, body: JSON.parse(payload.toString()) as Envelope }));
+    await persistent.client.subscribeAsync(`tenants/${b.tenantId}/#`, { qos: 1 });
+    const cleanWithAsId = await mqttSession(busB, { clientId, clean: true });
+    // It takes over B's own persistent session (same tenant, same id), never A's.
+    cleanWithAsId.client.on('message', (topic, payload) => toB.push({ topic, body: JSON.parse(payload.toString()) as Envelope }));
+    await cleanWithAsId.client.subscribeAsync(`tenants/${b.tenantId}/#`, { qos: 0 });
+
+    const mine = await createPortfolio(a);
+    const theirs = await createPortfolio(b);
+    await until("A's event at A's subscriber, after B's connections", () => toA.some((m) => m.body.data.id === mine));
+    await until("B's event at B's subscriber", () => toB.some((m) => m.body.data.id === theirs));
+    await sleep(300);
+    assert.equal(aClosed, false, "A's subscriber is still connected");
+    assert.ok(subscriber.client.connected);
+    assert.ok(!toB.some((m) => m.body.data.id === mine), "B receives none of A's events");
+    assert.ok(!toA.some((m) => m.body.data.id === theirs), "A receives none of B's events");
+    assert.ok(toB.every((m) => m.topic === `tenants/${b.tenantId}/events`));
+
+    // A's session outlived B's use of the id: A reconnects to it and its kept subscription delivers.
+    await subscriber.client.endAsync();
+    const again = await mqttSession(busA, { clientId, clean: false });
+    assert.equal(again.sessionPresent, true, "A's session is still A's");
+    const afterReconnect: Received[] = [];
+    again.client.on('message', (topic, payload) => afterReconnect.push({ topic, body: JSON.parse(payload.toString()) as Envelope }));
+    const next = await createPortfolio(a);
+    await until("A's next event through the kept subscription", () => afterReconnect.some((m) => m.body.data.id === next));
+    await again.client.endAsync();
+    // Clean it up, or the session would stay in A's account.
+    await (await mqttSession(busA, { clientId, clean: true })).client.endAsync();
   });
 
   it("refuses A's subscriptions to B's events and to every tenant's, over NATS and MQTT", async () => {
@@ -157,13 +215,16 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
     const client = await mqttAs(busA);
     const received: string[] = [];
     client.on('message', (topic) => received.push(topic));
-    const granted = await client
-      .subscribeAsync([`tenants/${b.tenantId}/#`, 'tenants/#', '#'], { qos: 0 })
-      .catch((e: { packet?: { granted: number[] } }) => e.packet?.granted);
-    assert.deepEqual(
-      (granted as ({ qos: number } | number)[]).map((g) => (typeof g === 'number' ? g : g.qos)),
-      [128, 128, 128],
-    );
+    for (const qos of [0, 1] as const) {
+      const granted = await client
+        .subscribeAsync([`tenants/${b.tenantId}/#`, 'tenants/#', '#'], { qos })
+        .catch((e: { packet?: { granted: number[] } }) => e.packet?.granted);
+      assert.deepEqual(
+        (granted as ({ qos: number } | number)[]).map((g) => (typeof g === 'number' ? g : g.qos)),
+        [128, 128, 128],
+        `QoS ${qos}`,
+      );
+    }
     await createPortfolio(b);
     await sleep(500);
     assert.deepEqual(received, [], 'no message reached the refused subscriptions');
@@ -210,7 +271,11 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
     await client.subscribeAsync(`tenants/${a.tenantId}/#`, { qos: 0 });
     let natsClosed = 0;
     let mqttClosed = 0;
-    void nc.closed().then(() => (natsClosed = Date.now()));
+    // The server closes the connection of a user that is gone; the client notices it at once.
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === 'disconnect') natsClosed ||= Date.now();
+    })();
+    void nc.closed().then(() => (natsClosed ||= Date.now()));
     client.once('close', () => (mqttClosed = Date.now()));
 
     const revokedAt = Date.now();
@@ -231,6 +296,38 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
         [extra.id, true],
       ],
     );
+  });
+
+  it("removes a tenant's account with its last credential: its connections are dropped, the others' kept", async () => {
+    const c = await platform.tenant();
+    const only = await createBusCredential(platform.database.db, c.tenantId);
+    const cred = { username: only.username, password: only.password };
+    await sync.syncNow();
+    let nc: NatsConnection | undefined;
+    for (let i = 0; !nc; i++) nc = await natsAs(cred).catch(async (error) => (i > 40 ? Promise.reject(error) : sleep(50).then(() => undefined)));
+    await sleep(1500); // as above: not an MQTT login during the reload
+    const client = await mqttAs(cred);
+    await client.subscribeAsync(`tenants/${c.tenantId}/#`, { qos: 1 });
+    let natsDropped = false;
+    let mqttDropped = false;
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === 'disconnect') natsDropped = true;
+    })();
+    client.once('close', () => (mqttDropped = true));
+    const bystander = await mqttAs(busA);
+    const toA: string[] = [];
+    bystander.on('message', (_topic, payload) => toA.push((JSON.parse(payload.toString()) as Envelope).data.id));
+    await bystander.subscribeAsync(`tenants/${a.tenantId}/#`, { qos: 0 });
+    let bystanderDropped = false;
+    bystander.once('close', () => (bystanderDropped = true));
+
+    assert.equal(await revokeBusCredential(platform.database.db, only.id), true);
+    assert.equal(await sync.syncNow(), true, 'the users file changed');
+    await until("C's connections dropped", () => natsDropped && mqttDropped);
+    await assert.rejects(mqttAs(cred), /Not authorized/i);
+    assert.equal(bystanderDropped, false, "A's subscriber stays connected through the reload");
+    const mine = await createPortfolio(a);
+    await until("A's event after the reload", () => toA.includes(mine));
   });
 
   it('lists credentials without their password or hash', async () => {
