@@ -132,7 +132,7 @@ export const portfolios: EntityKind = {
     const currentConfig = current.config as Doc;
     if (patch.money_type !== undefined && patch.money_type !== current.money_type) throw new WriteOnceField(['body', 'money_type']);
     if (config.manager !== undefined && config.manager !== currentConfig.manager) throw new WriteOnceField(['body', 'config', 'manager']);
-    if ('funded_since' in patch && current.funded_since !== null && !jsonEqual(patch.funded_since, current.funded_since)) {
+    if (Object.hasOwn(patch, 'funded_since') && current.funded_since !== null && !jsonEqual(patch.funded_since, current.funded_since)) {
       throw new WriteOnceField(['body', 'funded_since']);
     }
     const { status: _derived, ...stored } = current;

@@ -67,7 +67,7 @@ export const users: EntityKind = {
   update: (current, body) => {
     const patch = canonicalCounterAccount(body);
     for (const field of WRITE_ONCE) {
-      if (field in patch && current[field] !== null && current[field] !== undefined && !jsonEqual(current[field], patch[field])) {
+      if (Object.hasOwn(patch, field) && current[field] !== null && current[field] !== undefined && !jsonEqual(current[field], patch[field])) {
         throw new WriteOnceField(['body', field]);
       }
     }
