@@ -180,4 +180,17 @@ describe('management interface: names of Object.prototype are unknown names', fu
     );
     await unchanged('machine', '/users/');
   });
+
+  it('as the name of a request header: answered as without it', async () => {
+    for (const name of PROTOTYPE_NAMES) {
+      for (const token of ['machine', 'customer'] as const) {
+        const headers = { [name]: 'x' };
+        const res = await apis[token]('GET', '/users/', undefined, headers);
+        assert.equal(res.status, 200, `${name}: ${res.text}`);
+        assert.equal(JSON.stringify({ count: res.body.count, results: res.body.results }), baseline.get(`${token} /users/`));
+      }
+      assertProblem(await apis.machine('POST', '/users/', { first_name: 1 }, { [name]: 'x', 'idempotency-key': `k-${name}` }), 422, 'validation_failed');
+    }
+    await unchanged('machine', '/users/');
+  });
 });
