@@ -77,6 +77,30 @@ describe('data interface: names of Object.prototype are unknown names', function
       code: 'invalid_parameter',
       loc: ['query', 'fields', 1],
     }),
+    'X-Ray group split': (name) => ({
+      send: () => client.get(`/xray/universe/?universe_name=GLOBAL&fields=VALUE_STARS&group_split_type=${q(name)}`),
+      status: 400,
+      code: 'invalid_parameter',
+      loc: ['query', 'group_split_type'],
+    }),
+    'search group split': (name) => ({
+      send: () => client.post('/smart-search/', { query: {}, xray_parameters: { group_split_type: name } }),
+      status: 422,
+      code: 'validation_failed',
+      loc: ['body', 'xray_parameters', 'group_split_type'],
+    }),
+    'universe name': (name) => ({
+      send: () => client.get(`/data/reference/universe/?universe_name=${q(name)}&fields=NAME`),
+      ...(/^[A-Za-z0-9_-]{1,64}$/.test(name)
+        ? { status: 404, code: 'not_found', loc: [] }
+        : { status: 400, code: 'invalid_parameter', loc: ['query', 'universe_name'] }),
+    }),
+    'X-Ray universe name': (name) => ({
+      send: () => client.get(`/xray/universe/?universe_name=GLOBAL&normalization_universe=${q(name)}&fields=VALUE_STARS`),
+      ...(/^[A-Za-z0-9_-]{1,64}$/.test(name)
+        ? { status: 404, code: 'not_found', loc: [] }
+        : { status: 400, code: 'invalid_parameter', loc: ['query', 'normalization_universe'] }),
+    }),
     'search filter, reference': (name) => ({
       send: () => client.post('/smart-search/', { query: { reference: `$PRICE > 0 & $${name} >= 1` } }),
       status: 422,
@@ -134,10 +158,13 @@ describe('data interface: names of Object.prototype are unknown names', function
         fc.pre(!(CUSTOM_KEY.test(name) && (place === 'custom key of a batch' || place === 'custom key of a CSV header')));
         const res = await expected.send();
         assertProblem(res, expected.status, expected.code);
-        assert.ok(
-          locs(res).some((loc) => JSON.stringify(loc) === JSON.stringify(expected.loc)),
-          `${place} ${name}: ${JSON.stringify(locs(res))} (${res.body.detail})`,
-        );
+        // A 404 names no field: the name is a value (a universe) that is not there.
+        if (expected.status !== 404)
+          assert.ok(
+            locs(res).some((loc) => JSON.stringify(loc) === JSON.stringify(expected.loc)),
+            `${place} ${name}: ${JSON.stringify(locs(res))} (${res.body.detail})`,
+          );
+        else assert.ok(res.body.detail.includes(name), res.body.detail);
         await unchanged();
       }),
       { numRuns: 150 },
