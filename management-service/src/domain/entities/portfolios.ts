@@ -52,7 +52,7 @@ function canonical(body: Doc): Doc {
   const out: Doc = owned_by_portfolio_id === undefined ? rest : { ...rest, owned_by_user_id: owned_by_portfolio_id };
   const config = out.config as Doc | undefined;
   const settings = config?.manager_settings as Doc | undefined;
-  if (settings && 'proposed_risk_id' in settings) {
+  if (settings && Object.hasOwn(settings, 'proposed_risk_id')) {
     const { proposed_risk_id, ...others } = settings;
     out.config = { ...config, manager_settings: { ...others, proposed_risk_profile_id: proposed_risk_id! } };
   }
