@@ -1,4 +1,5 @@
 export * from './ids.ts';
+export * from './own-keys.ts';
 export * from './problem.ts';
 export * from './unavailable.ts';
 export * from './config.ts';

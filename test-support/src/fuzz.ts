@@ -141,6 +141,10 @@ export const hostileStrings = [
   '2024-13-45T25:61:61Z',
   '../../etc/passwd',
   "' or 1=1 --",
+  // Names a plain object answers for (docs/adr/0019-no-5xx-input.md).
+  '__proto__',
+  'constructor',
+  'toString',
   '$ASSET_CLASS == \u0000',
   'U01HZ6HGTC3K9582APC9AFTCDHF',
   'P00000000000000000000000000',
@@ -315,7 +319,7 @@ export function hostileVariant(schema: Schema, ids: KnownIds): fc.Arbitrary<unkn
       fc.nat(),
       fc.integer({ min: 0, max: 9 }),
       hostileValue,
-      fc.constantFrom('unknown_field', '\u0000', '\ud800', 'x'.repeat(200)),
+      fc.constantFrom('unknown_field', '\u0000', '\ud800', 'x'.repeat(200), '__proto__', 'constructor', 'hasOwnProperty'),
     )
     .map(([value, at, mode, hostile, key]) => {
       if (mode <= 1) return value;

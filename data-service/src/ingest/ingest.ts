@@ -4,6 +4,7 @@
 import { access, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { setOwn } from '@platform/shared';
 import { buildReferenceFile } from '../store/reference-files.ts';
 import { rejectsPath, stageFile, writeRejects, type Staged } from './files.ts';
 import { enableProgress, runWithProgress, silentProgress, type ProgressSink } from './progress.ts';
@@ -151,7 +152,7 @@ async function loadRows<T>(
     for (const values of page.getRows()) {
       const rid = Number(values[0]);
       const raw: RawRow = {};
-      for (let c = 1; c < names.length; c++) raw[names[c]!] = values[c] === null ? null : String(values[c]);
+      for (let c = 1; c < names.length; c++) setOwn(raw, names[c]!, values[c] === null ? null : String(values[c]));
       const result = validate(raw, rid + 1);
       if ('row' in result) {
         append(out, result.row);

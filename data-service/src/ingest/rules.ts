@@ -1,6 +1,7 @@
 // What a vendor file must look like, and why a row is refused. Pure: no files, no database.
 // Instrument, factor and universe rows are checked here row by row; price files are millions of
 // rows, so their rules are the SQL predicates of `priceChecksSql`, with the same kind of reasons.
+import { ownValue } from '@platform/shared';
 import { isinProblem } from '../domain/isin.ts';
 
 export type FileKind = 'instruments' | 'prices' | 'factors' | 'universe';
@@ -90,7 +91,7 @@ const refuse = (reason: string): never => {
 };
 
 const text = (raw: RawRow, column: string): string | null => {
-  const value = raw[column]?.trim();
+  const value = ownValue(raw, column)?.trim();
   return value ? value : null;
 };
 

@@ -16,7 +16,7 @@
  * Money (V, W, D, the checks' sums) is exact decimal; the program itself is floating point, which is
  * why every answer is checked again here, with a tolerance of one cent, before it is trusted.
  */
-import { fromNumber, type Money } from '@platform/shared';
+import { fromNumber, ownValue, type Money } from '@platform/shared';
 import type { components } from '@platform/shared/generated/events';
 
 export type OptimizerRequest = components['schemas']['OptimizerRequest'];
@@ -159,7 +159,7 @@ export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, In
       foreign.push(`${isin} (${fact.currency ?? 'no currency'})`);
       continue;
     }
-    const weight = request.model_portfolio[isin];
+    const weight = ownValue(request.model_portfolio, isin);
     instruments.push({ isin, price, held: held.get(isin) ?? 0, weight: weight ?? 0, assetClass: fact.assetClass, buyable: weight !== undefined });
   }
   if (unpriced.length > 0) return { outcome: failure(`no price for ${listed(unpriced)}`) };

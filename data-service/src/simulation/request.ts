@@ -1,3 +1,4 @@
+import { ownValue } from '@platform/shared';
 import type { components } from '@platform/shared/generated/data';
 import { InvalidValue, type Loc } from '../domain/errors.ts';
 import { FREQUENCIES, formatDay, nthDate, parseDay, type Frequency } from './dates.ts';
@@ -113,12 +114,12 @@ export function planSimulation(request: FuturePerformanceRequest, limits: Simula
   if (request.use_expected_returns === false) {
     const mapping = request.asset_class_mapping ?? {};
     const isins = classes.map(
-      (name) => mapping[name] ?? fail(body('asset_class_mapping', name), 'historical returns need an instrument (ISIN) for every asset class'),
+      (name) => ownValue(mapping, name) ?? fail(body('asset_class_mapping', name), 'historical returns need an instrument (ISIN) for every asset class'),
     );
     return { classes, base, grid, source: { kind: 'historical', isins } };
   }
   const parameters = (field: 'asset_class_st_mean_and_stdev' | 'asset_class_lt_mean_and_stdev', name: string, given?: MeanAndStdev): MeanAndStdev => {
-    const p = request[field]?.[name] ?? given ?? fail(body(field, name), 'expected returns need a {mean, stdev} for every asset class');
+    const p = ownValue(request[field], name) ?? given ?? fail(body(field, name), 'expected returns need a {mean, stdev} for every asset class');
     if (!(Number.isFinite(p.mean) && p.mean > -1)) fail(body(field, name, 'mean'), 'must be a number above -1 (a loss of at most 100 %)');
     if (!(Number.isFinite(p.stdev) && p.stdev >= 0)) fail(body(field, name, 'stdev'), 'must be a number of at least 0');
     return { mean: p.mean, stdev: p.stdev };

@@ -1,3 +1,4 @@
+import { ownValue } from '@platform/shared';
 import type { Principal } from './principal.ts';
 import { FieldsNotPermitted, type Loc } from './errors.ts';
 import { jsonEqual, type Doc, type Json } from './merge.ts';
@@ -34,7 +35,7 @@ export function changedPaths(before: Json | undefined, after: Json | undefined, 
   if (jsonEqual(before ?? null, after ?? null)) return [];
   if (!isObject(before) || !isObject(after)) return [path];
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  return [...keys].flatMap((key) => changedPaths(before[key], after[key], [...path, key]));
+  return [...keys].flatMap((key) => changedPaths(ownValue(before, key), ownValue(after, key), [...path, key]));
 }
 
 const startsWith = (path: readonly string[], prefix: readonly string[]) => prefix.length <= path.length && prefix.every((key, i) => path[i] === key);
@@ -44,7 +45,7 @@ const startsWith = (path: readonly string[], prefix: readonly string[]) => prefi
  * that no allowed field lies under (`portfolio` for any change of the holdings).
  */
 export function refusedFields(type: string, before: Doc, after: Doc): Loc[] {
-  const allowed = (CUSTOMER_MAY_CHANGE[type] ?? []).map((p) => p.split('.'));
+  const allowed = (ownValue(CUSTOMER_MAY_CHANGE, type) ?? []).map((p) => p.split('.'));
   const refused = new Map<string, Loc>();
   for (const path of changedPaths(before, after)) {
     if (allowed.some((a) => startsWith(path, a))) continue;

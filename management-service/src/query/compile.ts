@@ -14,18 +14,22 @@ export class QueryError extends Error {
 export type Sql = { sql: string; bindings: unknown[] };
 export type CompiledQuery = { where: Sql; orderBy: Sql; select?: Path[]; namesDeleted: boolean };
 
-/** Metadata fields are columns; every other path is inside the jsonb document. */
-const COLUMNS: Record<string, { sql: string; type: FieldType }> = {
-  id: { sql: 'e.id', type: 'string' },
-  external_id: { sql: 'e.external_id', type: 'string' },
-  creation_datetime: { sql: 'e.created_at', type: 'date-time' },
-  version: { sql: 'e.version', type: 'number' },
-  version_datetime: { sql: 'e.version_at', type: 'date-time' },
-  version_authored_by_user_id: { sql: "(case when e.version_author_id like 'U%' then e.version_author_id end)", type: 'string' },
-  deleted: { sql: 'e.deleted', type: 'boolean' },
-  readable_by: { sql: 'e.readable_by', type: 'array' },
-  modifiable_by: { sql: 'e.modifiable_by', type: 'array' },
-};
+/**
+ * Metadata fields are columns; every other path is inside the jsonb document. Maps, as every
+ * lookup here is by a name the client wrote: a plain object would answer `constructor` or
+ * `toString` with a member of Object.prototype (docs/adr/0019-no-5xx-input.md).
+ */
+const COLUMNS: ReadonlyMap<string, { sql: string; type: FieldType }> = new Map([
+  ['id', { sql: 'e.id', type: 'string' }],
+  ['external_id', { sql: 'e.external_id', type: 'string' }],
+  ['creation_datetime', { sql: 'e.created_at', type: 'date-time' }],
+  ['version', { sql: 'e.version', type: 'number' }],
+  ['version_datetime', { sql: 'e.version_at', type: 'date-time' }],
+  ['version_authored_by_user_id', { sql: "(case when e.version_author_id like 'U%' then e.version_author_id end)", type: 'string' }],
+  ['deleted', { sql: 'e.deleted', type: 'boolean' }],
+  ['readable_by', { sql: 'e.readable_by', type: 'array' }],
+  ['modifiable_by', { sql: 'e.modifiable_by', type: 'array' }],
+]);
 
 const literal = (name: string) => `'${name.replace(/'/g, "''")}'`;
 
@@ -41,14 +45,14 @@ const typedAt = (fn: string, path: Path) => `${fn}(e.doc, ${pathArray(path)})`;
  * index serves them under row-level security); the others through jsonb's own operators, which
  * are faster when Postgres has to look at every row anyway.
  */
-const INDEXED: Record<string, string> = {
-  owned_by_user_id: 'platform_text',
-  'config.manager_settings.suitability_profile_id': 'platform_text',
-  'config.manager_settings.divest_amount': 'platform_numeric',
-};
+const INDEXED: ReadonlyMap<string, string> = new Map([
+  ['owned_by_user_id', 'platform_text'],
+  ['config.manager_settings.suitability_profile_id', 'platform_text'],
+  ['config.manager_settings.divest_amount', 'platform_numeric'],
+]);
 
 function documentField(path: Path, type: FieldType): string {
-  const indexed = INDEXED[path.join('.')];
+  const indexed = INDEXED.get(path.join('.'));
   if (indexed) return typedAt(indexed, path);
   const at = pathArray(path);
   switch (type) {
@@ -74,7 +78,7 @@ type Field = { sql: string; type: FieldType; column: boolean };
  */
 export function compileQuery(query: Query, typeOf: (path: Path) => FieldType | undefined): CompiledQuery {
   const field = (path: Path, at: number): Field => {
-    const column = path.length === 1 ? COLUMNS[path[0]!] : undefined;
+    const column = path.length === 1 ? COLUMNS.get(path[0]!) : undefined;
     if (column) return { ...column, column: true };
     const type = typeOf(path);
     if (!type) throw new QueryError(at, `${path.join('.')} is not a field of this collection.`);

@@ -9,6 +9,7 @@ type Schema = {
   properties?: Record<string, Schema>;
   patternProperties?: Record<string, Schema>;
   additionalProperties?: boolean | Schema;
+  propertyNames?: { pattern?: string };
   allOf?: Schema[];
   oneOf?: Schema[];
   anyOf?: Schema[];
@@ -40,15 +41,33 @@ function kindOf(schema: Schema): FieldType | undefined {
   return undefined;
 }
 
+const patterns = new Map<string, RegExp>();
+/** Whether `name` matches a pattern of the contract (JSON Schema patterns are unicode regular expressions, each compiled once). */
+function matches(pattern: string, name: string): boolean {
+  let re = patterns.get(pattern);
+  if (!re) patterns.set(pattern, (re = new RegExp(pattern, 'u')));
+  return re.test(name);
+}
+
+/**
+ * The schema of the key `name` of an object: a declared property (an own key of `properties`, so
+ * that `constructor` or `__proto__` is not found on Object.prototype), else one of the keys the
+ * schema admits by pattern or as additional properties, if `propertyNames` lets `name` be a key.
+ */
+function member(schema: Schema, name: string): Schema | undefined {
+  if (schema.properties && Object.hasOwn(schema.properties, name)) return schema.properties[name];
+  if (schema.propertyNames?.pattern !== undefined && !matches(schema.propertyNames.pattern, name)) return undefined;
+  const byPattern = Object.entries(schema.patternProperties ?? {}).find(([pattern]) => matches(pattern, name));
+  if (byPattern) return byPattern[1];
+  return typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+}
+
 /** The type at `path` in an entity's read schema, or undefined when the path is not in it. */
 export function fieldType(root: Schema, path: Path): FieldType | undefined {
   let schema: Schema | undefined = flatten(root);
   for (const name of path) {
     if (!schema) return undefined;
-    const next: Schema | undefined =
-      schema.properties?.[name] ??
-      Object.entries(schema.patternProperties ?? {}).find(([pattern]) => new RegExp(pattern).test(name))?.[1] ??
-      (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    const next = member(schema, name);
     schema = next ? flatten(next) : undefined;
   }
   return schema ? kindOf(schema) : undefined;

@@ -1,4 +1,5 @@
 import type { OpenAPIBackend } from 'openapi-backend';
+import { setOwn } from '../own-keys.ts';
 
 type Router = OpenAPIBackend['router'];
 type Operation = NonNullable<Parameters<Router['parseRequest']>[1]>;
@@ -40,7 +41,8 @@ export function fastParseRequest(router: Router): void {
       return original(req as never, operation);
     }
     const headers: Record<string, unknown> = {};
-    for (const name in req.headers) headers[name.toLowerCase()] = req.headers[name];
+    // Header names are the client's: a header named __proto__ is kept as a header, not taken as the object's prototype.
+    for (const name of Object.keys(req.headers)) setOwn(headers, name.toLowerCase(), req.headers[name]);
     let path = req.path?.trim() || '';
     if (!path.startsWith('/')) path = `/${path}`;
     path = path.split('?')[0]!;

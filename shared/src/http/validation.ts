@@ -1,7 +1,12 @@
 import type { ErrorObject } from 'ajv';
 import { ProblemError, type ValidationIssue } from '../problem.ts';
 
-const PART_NAMES: Record<string, string> = { requestBody: 'body', query: 'query', path: 'path', headers: 'header' };
+const PART_NAMES: ReadonlyMap<string, string> = new Map([
+  ['requestBody', 'body'],
+  ['query', 'query'],
+  ['path', 'path'],
+  ['headers', 'header'],
+]);
 
 /** Where an ajv error points, as the vendor's `loc` list: ["body", "config", "manager"]. */
 export function issueOf(error: ErrorObject): ValidationIssue {
@@ -9,10 +14,13 @@ export function issueOf(error: ErrorObject): ValidationIssue {
     .split('/')
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const loc: (string | number)[] = [PART_NAMES[part] ?? part, ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
+  const loc: (string | number)[] = [PART_NAMES.get(part) ?? part, ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required') loc.push(String(params.missingProperty));
   if (error.keyword === 'additionalProperties') loc.push(String(params.additionalProperty));
+  // A key that is not a valid name of its map (`propertyNames`) is located at the key, not at the map.
+  if (error.propertyName !== undefined) loc.push(error.propertyName);
+  else if (error.keyword === 'propertyNames') loc.push(String(params.propertyName));
   const msg =
     error.keyword === 'additionalProperties'
       ? 'is not an allowed field'
@@ -27,8 +35,8 @@ export function issueOf(error: ErrorObject): ValidationIssue {
  * `invalid_parameter`; anything in the body or headers is a 422 `validation_failed`.
  */
 export function validationProblem(errors: ErrorObject[]): ProblemError {
-  // oneOf/anyOf add a summary error next to the branch errors: keep the specific ones.
-  const specific = errors.filter((e) => !['oneOf', 'anyOf', 'if'].includes(e.keyword));
+  // oneOf/anyOf and propertyNames add a summary error next to the specific errors: keep the specific ones.
+  const specific = errors.filter((e) => !['oneOf', 'anyOf', 'if', 'propertyNames'].includes(e.keyword));
   return issuesProblem(dedupe((specific.length > 0 ? specific : errors).map(issueOf)));
 }
 

@@ -62,7 +62,7 @@ function simpleKind(s: Simple): EntityKind {
     create: (body, ctx) => finish(body, ctx),
     update: (current, body, ctx) => {
       for (const field of s.writeOnce ?? []) {
-        if (field in body && current[field] !== undefined && current[field] !== null && !jsonEqual(body[field], current[field]))
+        if (Object.hasOwn(body, field) && current[field] !== undefined && current[field] !== null && !jsonEqual(body[field], current[field]))
           throw new WriteOnceField(['body', field]);
       }
       return finish(mergePatch(current, body, whole), ctx);

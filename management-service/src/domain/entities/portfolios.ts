@@ -52,7 +52,7 @@ function canonical(body: Doc): Doc {
   const out: Doc = owned_by_portfolio_id === undefined ? rest : { ...rest, owned_by_user_id: owned_by_portfolio_id };
   const config = out.config as Doc | undefined;
   const settings = config?.manager_settings as Doc | undefined;
-  if (settings && 'proposed_risk_id' in settings) {
+  if (settings && Object.hasOwn(settings, 'proposed_risk_id')) {
     const { proposed_risk_id, ...others } = settings;
     out.config = { ...config, manager_settings: { ...others, proposed_risk_profile_id: proposed_risk_id! } };
   }
@@ -132,7 +132,7 @@ export const portfolios: EntityKind = {
     const currentConfig = current.config as Doc;
     if (patch.money_type !== undefined && patch.money_type !== current.money_type) throw new WriteOnceField(['body', 'money_type']);
     if (config.manager !== undefined && config.manager !== currentConfig.manager) throw new WriteOnceField(['body', 'config', 'manager']);
-    if ('funded_since' in patch && current.funded_since !== null && !jsonEqual(patch.funded_since, current.funded_since)) {
+    if (Object.hasOwn(patch, 'funded_since') && current.funded_since !== null && !jsonEqual(patch.funded_since, current.funded_since)) {
       throw new WriteOnceField(['body', 'funded_since']);
     }
     const { status: _derived, ...stored } = current;

@@ -9,7 +9,7 @@ const WHOLE = new Set(['counter_account']);
 /** The interface's create sample spells the counter account type `bank_account_type`. */
 function canonicalCounterAccount(body: Doc): Doc {
   const account = body.counter_account;
-  if (!account || typeof account !== 'object' || Array.isArray(account) || !('bank_account_type' in account)) return body;
+  if (!account || typeof account !== 'object' || Array.isArray(account) || !Object.hasOwn(account, 'bank_account_type')) return body;
   const { bank_account_type, ...rest } = account;
   return { ...body, counter_account: { ...rest, bank_account_number_type: bank_account_type! } };
 }
@@ -67,7 +67,7 @@ export const users: EntityKind = {
   update: (current, body) => {
     const patch = canonicalCounterAccount(body);
     for (const field of WRITE_ONCE) {
-      if (field in patch && current[field] !== null && current[field] !== undefined && !jsonEqual(current[field], patch[field])) {
+      if (Object.hasOwn(patch, field) && current[field] !== null && current[field] !== undefined && !jsonEqual(current[field], patch[field])) {
         throw new WriteOnceField(['body', field]);
       }
     }

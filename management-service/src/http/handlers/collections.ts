@@ -3,7 +3,6 @@ import { isId, type HandlerContext, type OperationHandler } from '@platform/shar
 import type { Principal } from '../../domain/principal.ts';
 import { EntityNotFound, NotPermitted } from '../../domain/errors.ts';
 import type { EntityKind } from '../../domain/entities/kind.ts';
-import type { Doc } from '../../domain/merge.ts';
 import { canRead } from '../../domain/permissions.ts';
 import type { Path, SortKey } from '../../query/ast.ts';
 import { compileQuery } from '../../query/compile.ts';
@@ -14,6 +13,7 @@ import { findEntity } from '../../store/entities.ts';
 import { readInTenant } from '../../store/tenant-scope.ts';
 import { embedded, embedFields } from '../embed.ts';
 import { presentEntity } from '../present.ts';
+import { pick } from '../select.ts';
 
 type Ctx = HandlerContext<Principal>;
 
@@ -38,24 +38,6 @@ export function collectionHandlers(db: Knex, kinds: EntityKind[], schemas: Recor
       return [kind.operations.list, (ctx: Ctx) => listCollection(db, kind, (path) => fieldType(schema, path), ctx)];
     }),
   );
-}
-
-function pick(entity: Doc, paths: Path[]): Doc {
-  const out: Doc = { id: entity.id! };
-  for (const path of paths) {
-    let from: Doc | undefined = entity;
-    let to: Doc = out;
-    path.forEach((key, i) => {
-      const value: unknown = from?.[key];
-      if (i === path.length - 1) {
-        if (value !== undefined) to[key] = value as Doc[string];
-      } else {
-        from = value && typeof value === 'object' && !Array.isArray(value) ? (value as Doc) : undefined;
-        to = (to[key] ??= {}) as Doc;
-      }
-    });
-  }
-  return out;
 }
 
 /** A page of a collection: paging, embed, and the query language (docs/adr/0011-query-language.md). */
