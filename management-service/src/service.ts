@@ -73,7 +73,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
         tenantLimits: cachedPerKey((tenantId) => readTenantRateLimits(db, tenantId).catch(() => ({})), config.TOKEN_REVOCATION_CHECK_MS),
       },
       loginThrottle: createLoginThrottle(rateLimitStore, {
-        keyFailuresFree: config.LOGIN_FAILURES_FREE,
+        pairFailuresFree: config.LOGIN_FAILURES_FREE,
         addressFailuresFree: config.LOGIN_ADDRESS_FAILURES_FREE,
         blockSeconds: config.LOGIN_BLOCK_SECONDS,
         maxBlockSeconds: config.LOGIN_BLOCK_MAX_SECONDS,
