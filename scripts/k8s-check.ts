@@ -220,6 +220,12 @@ function podRules(r: Resource): string[] {
         found.push(
           `container ${String(c.name)}: METRICS_PORT (${String(metricsEnv?.value)}) is not its port named metrics (${String(metricsPort?.containerPort)})`,
         );
+      // The metrics listener binds to loopback unless METRICS_HOST opens it: the scraper comes to the pod's address.
+      const metricsHost = ((c.env as Obj[] | undefined) ?? []).find((e) => e.name === 'METRICS_HOST');
+      if (metricsPort && !['0.0.0.0', '::'].includes(String(metricsHost?.value)))
+        found.push(
+          `container ${String(c.name)}: METRICS_HOST (${String(metricsHost?.value)}) is not 0.0.0.0 or ::, so its port named metrics cannot be scraped`,
+        );
       for (const env of (c.env as Obj[] | undefined) ?? []) {
         if (isObj(env.valueFrom) && 'secretKeyRef' in env.valueFrom)
           found.push(`container ${String(c.name)}: ${String(env.name)} comes from a Secret as a variable, not a file`);

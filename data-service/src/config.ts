@@ -155,6 +155,12 @@ export const dataSettings = {
     parse: parseOrigins,
   },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
+  METRICS_HOST: {
+    description:
+      'address the GET /metrics listener binds to, apart from HOST: loopback unless set (0.0.0.0 where a scraper reaches the pod, as in k8s/) (docs/adr/0024-observability.md)',
+    default: '127.0.0.1',
+    parse: parsers.ipAddress,
+  },
   METRICS_PORT: {
     description:
       'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',

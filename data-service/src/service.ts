@@ -94,7 +94,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       },
     });
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
-    const metricsServer = resources.add(await serveMetrics(registry, config.HOST, config.METRICS_PORT, logger), (m) => m.close());
+    const metricsServer = resources.add(await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT, logger), (m) => m.close());
     logger.info('data service listening', { url: http.url, metrics: `${metricsServer.url}/metrics` });
     return {
       url: http.url,

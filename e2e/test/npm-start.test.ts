@@ -25,13 +25,13 @@ type Credentials = {
 };
 const LEVELS = ['defensive', 'conservative', 'balanced', 'growth', 'aggressive'];
 
-/** Runs `npm start`'s script with its own data folder and ports; resolves once it prints ready. */
-function start(dataDir: string, ports: Record<string, number>): Promise<RunningSupervisor> {
+/** Runs `npm start`'s script (or, with `npm`, `npm start`) with its own data folder and ports; resolves once it prints ready. */
+function start(dataDir: string, ports: Record<string, number>, options: { npm?: boolean } = {}): Promise<RunningSupervisor> {
   const env: NodeJS.ProcessEnv = { ...process.env, PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   for (const [name, port] of Object.entries(ports)) env[name] = String(port);
   delete env.DATABASE_URL;
   delete env.NATS_URL;
-  return startSupervisor(env);
+  return startSupervisor(env, options);
 }
 
 /** How the supervisor ended, failing with its output when it still runs after `ms`. */
@@ -237,6 +237,17 @@ describe('npm start', function () {
     assert.deepEqual(again.risk_profiles, credentials.risk_profiles, 'and the sample risk profiles');
     assert.deepEqual(await assertSamplePolicies(again, relogin.data!.access_token), policyVersions, 'neither duplicated nor changed');
     await stop(second.child);
+  });
+
+  it('stops everything with exit code 0 on SIGINT or SIGTERM sent to the pid of `npm start`, and starts again after', async () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const run = await start(dataDir, ports, { npm: true });
+      // Only npm's process is signalled, as systemd or a process manager does: not its group, not its child.
+      process.kill(run.child.pid!, signal);
+      assert.deepEqual(await exitWithin(run, 60_000), { code: 0, signal: null }, `after ${signal}`);
+      assert.match(run.output(), /\[start\] stopping/);
+      await assertNothingLeft();
+    }
   });
 
   it('restarts a service killed with SIGKILL, saying so; nats-server killed stops everything with exit code 1', async () => {

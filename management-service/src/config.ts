@@ -155,7 +155,7 @@ export const managementSettings = {
   },
   LOGIN_FAILURES_FREE: {
     description:
-      'consecutive failed logins of one access key id that are answered at once; each further one blocks logins of that key for a growing time (LOGIN_BLOCK_SECONDS, doubled up to LOGIN_BLOCK_MAX_SECONDS); a successful login resets the count',
+      'consecutive failed logins of one access key id from one client address that are answered at once; each further one blocks logins of that key from that address for a growing time (LOGIN_BLOCK_SECONDS, doubled up to LOGIN_BLOCK_MAX_SECONDS); other addresses are not blocked; a successful login from that address resets the count',
     default: 5,
     parse: parsers.integer(1, 1000),
   },
@@ -168,7 +168,7 @@ export const managementSettings = {
   LOGIN_BLOCK_SECONDS: { description: 'first block after too many failed logins', default: 1, parse: parsers.integer(1, 3600) },
   LOGIN_BLOCK_MAX_SECONDS: { description: 'longest block after failed logins', default: 300, parse: parsers.integer(1, 3600) },
   LOGIN_FAILURE_WINDOW_SECONDS: {
-    description: 'how long failed logins are counted, from the first of a series (a success of the key ends its series at once)',
+    description: 'how long failed logins are counted, from the first of a series (a success of the key from that address ends its series at once)',
     default: 900,
     parse: parsers.integer(1, 86_400),
   },
@@ -208,6 +208,12 @@ export const managementSettings = {
     parse: parsers.string,
   },
   SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
+  METRICS_HOST: {
+    description:
+      'address the GET /metrics listener binds to, apart from HOST: loopback unless set (0.0.0.0 where a scraper reaches the pod, as in k8s/) (docs/adr/0024-observability.md)',
+    default: '127.0.0.1',
+    parse: parsers.ipAddress,
+  },
   METRICS_PORT: {
     description:
       'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',

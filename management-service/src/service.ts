@@ -73,7 +73,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
         tenantLimits: cachedPerKey((tenantId) => readTenantRateLimits(db, tenantId).catch(() => ({})), config.TOKEN_REVOCATION_CHECK_MS),
       },
       loginThrottle: createLoginThrottle(rateLimitStore, {
-        keyFailuresFree: config.LOGIN_FAILURES_FREE,
+        pairFailuresFree: config.LOGIN_FAILURES_FREE,
         addressFailuresFree: config.LOGIN_ADDRESS_FAILURES_FREE,
         blockSeconds: config.LOGIN_BLOCK_SECONDS,
         maxBlockSeconds: config.LOGIN_BLOCK_MAX_SECONDS,
@@ -121,7 +121,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
     resources.add(startRevocationExpiry(db, logger), (r) => r.stop());
     resources.add(startAssessmentExpiry({ db, logger }), (e) => e.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
-    const metricsServer = resources.add(await serveMetrics(registry, config.HOST, config.METRICS_PORT, logger), (m) => m.close());
+    const metricsServer = resources.add(await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT, logger), (m) => m.close());
     logger.info('management service listening', { url: http.url, metrics: `${metricsServer.url}/metrics` });
     return {
       url: http.url,

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { connectNats, createLogger, type NatsConnection } from '@platform/shared';
 import { build, machineApi, type Api } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
@@ -153,5 +155,59 @@ describe('metrics of both services', function () {
     assert.match(text, /^# TYPE optimizer_solve_duration_seconds histogram$/m);
     assert.match(text, /^# TYPE simulation_duration_seconds histogram$/m);
     assert.equal(series(text, 'outbox_unpublished_events'), undefined, "the management service's series are not the data service's");
+  });
+});
+
+/** An IPv4 address of this machine that is not loopback, when it has one. */
+function outsideAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i?.family === 'IPv4' && !i.internal)?.address;
+}
+
+/** Whether a TCP connection to `address`:`port` is accepted. */
+function accepts(address: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+describe('the metrics listeners’ address (METRICS_HOST)', function () {
+  this.timeout(60_000);
+  const outside = outsideAddress();
+
+  it('is loopback by default, even when the interface listens on every address', async () => {
+    const platform = await startTestPlatform({ HOST: '0.0.0.0' });
+    try {
+      for (const url of Object.values(platform.metricsUrls)) {
+        assert.equal(new URL(url).hostname, '127.0.0.1');
+        assert.equal((await fetch(`${url}/metrics`)).status, 200);
+      }
+      if (outside) {
+        assert.equal(await accepts(outside, portOf(platform.managementUrl)), true, `the interface answers on ${outside}`);
+        for (const url of Object.values(platform.metricsUrls)) assert.equal(await accepts(outside, portOf(url)), false, `${url} refuses ${outside}`);
+      }
+    } finally {
+      await platform.stop();
+    }
+  });
+
+  it('follows METRICS_HOST', async () => {
+    const platform = await startTestPlatform({ METRICS_HOST: '0.0.0.0' });
+    try {
+      for (const url of Object.values(platform.metricsUrls)) {
+        assert.equal(new URL(url).hostname, '0.0.0.0');
+        if (outside) assert.equal((await fetch(`http://${outside}:${portOf(url)}/metrics`)).status, 200);
+      }
+    } finally {
+      await platform.stop();
+    }
   });
 });

@@ -270,16 +270,29 @@ describe('management rate limits on the token endpoints', () => {
     });
     after(() => platform?.stop());
 
-    it('blocks an access key for a short, growing time after consecutive failures; a success resets the count', async function () {
+    const loginFrom = (from: string, accessKeyId: string, secret: string) =>
+      call(url('/auth/login/'), { body: { access_key_id: accessKeyId, secret_access_key: secret }, from });
+    const refreshTokens = async () => (await platform.database.db.raw('select count(*)::int as n from refresh_tokens')).rows[0].n as number;
+    /** The login counters (failures, blocks) of one access key from one address. */
+    const pairCounters = async (accessKeyId: string, address: string) =>
+      (await platform.database.db.raw(`select key, points from rate_limits where key like 'login-%' order by key`)).rows.filter((row: { key: string }) =>
+        row.key.endsWith(`:ak-addr:${accessKeyId}:${address}`),
+      ) as { key: string; points: number }[];
+
+    it('blocks an access key from one address for a short, growing time after consecutive failures; a success resets the count', async function () {
       this.timeout(20_000);
       const other = await platform.tenant();
-      // Two failures are free, the third blocks the key for 1 s.
+      // Two failures are free, the third blocks the key from this address for 1 s.
       for (let i = 0; i < 3; i++) assertProblem(await login(tenant.accessKeyId, 'wrong'), 401, 'unauthenticated');
+      const tokensBefore = await refreshTokens();
+      // The block applies to the right secret too, unchecked: no token is issued.
       const blocked = await login(tenant.accessKeyId, tenant.secret);
       assert.equal(assertRateLimited(blocked, 1), 1);
       assert.equal(rateLimitOf(blocked).remaining, 0);
-      // Only that key: another tenant's key logs in.
+      assert.equal(await refreshTokens(), tokensBefore);
+      // Only that key from that address: another tenant's key logs in from it, the same key from another address.
       assert.equal((await login(other.accessKeyId, other.secret)).status, 200);
+      assert.equal((await loginFrom('127.0.3.1', tenant.accessKeyId, tenant.secret)).status, 200);
       await sleep(1100);
       // The next failure blocks for twice as long.
       assertProblem(await login(tenant.accessKeyId, 'wrong'), 401, 'unauthenticated');
@@ -289,6 +302,58 @@ describe('management rate limits on the token endpoints', () => {
       assert.equal((await login(tenant.accessKeyId, tenant.secret)).status, 200);
       for (let i = 0; i < 2; i++) assertProblem(await login(tenant.accessKeyId, 'wrong'), 401, 'unauthenticated');
       assert.equal((await login(tenant.accessKeyId, tenant.secret)).status, 200);
+    });
+
+    it("does not let a stranger's wrong logins from other addresses lock the rightful client out", async function () {
+      this.timeout(20_000);
+      const victim = await platform.tenant();
+      const rightful = '127.0.1.1';
+      const strangers = ['127.0.1.2', '127.0.1.3', '127.0.1.4', '127.0.1.5', '127.0.1.6'];
+      // Three rounds of the flood; between them the rightful client's login is answered at once.
+      for (let round = 0; round < 3; round++) {
+        for (const answer of await Promise.all(strangers.map((from) => loginFrom(from, victim.accessKeyId, 'wrong')))) {
+          assertProblem(answer, 401, 'unauthenticated');
+        }
+        const ok = await loginFrom(rightful, victim.accessKeyId, victim.secret);
+        assert.equal(ok.status, 200, ok.text);
+        assert.equal(typeof ok.body.access_token, 'string');
+      }
+      // Each stranger's address is now blocked for that key, right secret or wrong, and nothing is issued.
+      const tokensBefore = await refreshTokens();
+      for (const from of strangers) {
+        assert.equal(assertRateLimited(await loginFrom(from, victim.accessKeyId, 'wrong'), 1), 1);
+        assertRateLimited(await loginFrom(from, victim.accessKeyId, victim.secret), 1);
+      }
+      assert.equal(await refreshTokens(), tokensBefore);
+      // The flood counted only its own pairs: the rightful client's has no counter, a new address's first failure is free.
+      assert.deepEqual(await pairCounters(victim.accessKeyId, rightful), []);
+      assert.deepEqual(
+        (await pairCounters(victim.accessKeyId, strangers[0]!)).map((row) => row.key.split(':')[0]),
+        ['login-block', 'login-fail'],
+      );
+      assertProblem(await loginFrom('127.0.1.7', victim.accessKeyId, 'wrong'), 401, 'unauthenticated');
+      assert.equal((await loginFrom(rightful, victim.accessKeyId, victim.secret)).status, 200);
+    });
+
+    it('replays the lock-out attack: about 10 wrong logins a second from 10 addresses, the rightful client gets in every time', async function () {
+      this.timeout(20_000);
+      const victim = await platform.tenant();
+      const strangers = Array.from({ length: 10 }, (_, i) => `127.0.2.${i + 2}`);
+      const flood: Promise<Answer>[] = [];
+      const rightful: Answer[] = [];
+      // Three seconds: a wrong login every 100 ms, round the addresses; the rightful client every 500 ms from its own.
+      for (let tick = 0; tick < 30; tick++) {
+        flood.push(loginFrom(strangers[tick % strangers.length]!, victim.accessKeyId, 'wrong'));
+        if (tick % 5 === 2) rightful.push(await loginFrom('127.0.2.1', victim.accessKeyId, victim.secret));
+        await sleep(100);
+      }
+      const stranger = await Promise.all(flood);
+      assert.deepEqual(
+        rightful.map((res) => res.status),
+        rightful.map(() => 200),
+      );
+      assert.equal(rightful.length, 6);
+      for (const res of stranger) assert.ok([401, 429].includes(res.status), `a stranger's login answered ${res.status}`);
     });
 
     it('blocks an address that fails with many keys, and right logins do not count', async function () {

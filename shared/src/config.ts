@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 
 /**
  * One setting read from the environment. `parse` turns the raw text into the value or throws an
@@ -86,6 +87,11 @@ export const parsers = {
       if (!values.includes(raw as T)) throw new Error(`"${raw}" is not one of ${values.join(', ')}`);
       return raw as T;
     },
+  /** An address a listener binds to; a host name is refused, as it may resolve to an interface nobody meant. */
+  ipAddress: (raw: string) => {
+    if (isIP(raw) === 0) throw new Error(`"${raw}" is not an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::)`);
+    return raw;
+  },
   boolean: (raw: string) => {
     if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
     if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;

@@ -67,7 +67,8 @@ export type MetricsServer = { url: string; close: () => Promise<void> };
 /**
  * `GET /metrics` in the Prometheus text format on a port of its own (METRICS_PORT), outside the
  * contract, its authentication and rate limits: the port is reached from inside the cluster only
- * (docs/adr/0024-observability.md).
+ * (docs/adr/0024-observability.md). `host` is METRICS_HOST, not the interface's HOST: loopback
+ * unless a deployment opens it to its scraper.
  */
 export async function serveMetrics(registry: Registry, host: string, port: number, logger: Logger): Promise<MetricsServer> {
   const server = createServer((req, res) => {

@@ -31,6 +31,11 @@ describe('config', () => {
     );
   });
 
+  it('takes IP addresses for listeners, and refuses host names and anything else', () => {
+    for (const address of ['127.0.0.1', '0.0.0.0', '::', '::1']) assert.equal(parsers.ipAddress(address), address);
+    for (const bad of ['localhost', '', '127.0.0', '0.0.0.0 ', '10.0.0.256']) assert.throws(() => parsers.ipAddress(bad), /is not an IP address/);
+  });
+
   it('reads secrets from <NAME>_FILE', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'cfg-')), 'url');
     writeFileSync(file, 'postgres://from-file/db\n');

@@ -2,9 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 
 export type RunningSupervisor = { child: ChildProcess; output: () => string };
 
-/** Runs `npm start`'s script with `env` (its data folder and ports); resolves once it prints ready. */
-export function startSupervisor(env: NodeJS.ProcessEnv): Promise<RunningSupervisor> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs `npm start`'s script with `env` (its data folder and ports); resolves once it prints ready.
+ * With `npm`, runs `npm start` itself, as the README says, in a process group of its own: `child` is
+ * npm's process, the one a process manager signals.
+ */
+export function startSupervisor(env: NodeJS.ProcessEnv, options: { npm?: boolean } = {}): Promise<RunningSupervisor> {
+  const child = options.npm
+    ? spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    : spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));

@@ -724,7 +724,7 @@ export interface paths {
         };
         /**
          * Query transactions
-         * @description Query the transactions of a portfolio. Paged with `limit`/`offset`, filtered and sorted with `query`, referenced entities embedded with `embed`. End users see only entities whose `readable_by` names them. `count` is the total number of matches.
+         * @description Query the transactions of a portfolio. Paged with `limit`/`offset`, filtered and sorted with `query`, referenced entities embedded with `embed`. End users see only entities whose `readable_by` names them; another customer's portfolio is a 403, as reading the portfolio is. `count` is the total number of matches.
          */
         get: operations["listTransactions"];
         put?: never;

@@ -48,8 +48,8 @@ export function managementRateLimits(
 
 /** How failed logins are slowed (LOGIN_* settings). */
 export type LoginThrottleSettings = {
-  /** Consecutive failures of one access key id answered without a block. */
-  keyFailuresFree: number;
+  /** Consecutive failures of one access key id from one client address answered without a block. */
+  pairFailuresFree: number;
   /** Failures from one address within the window answered without a block. */
   addressFailuresFree: number;
   blockSeconds: number;

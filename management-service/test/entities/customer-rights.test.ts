@@ -409,6 +409,20 @@ describe("a customer's token changes only what is the customer's", function () {
     assert.equal(res.body.name, 'Mine');
   });
 
+  it("another customer's transaction list is refused as the portfolio is; the owner gets it", async () => {
+    const booked = await machine('POST', `/portfolios/${ids.portfolio}/transactions/`, build.transaction());
+    assert.equal(booked.status, 201, booked.text);
+    assertProblem(await asOther('GET', `/portfolios/${ids.portfolio}`), 403, 'forbidden');
+    assertProblem(await asOther('GET', `/portfolios/${ids.portfolio}/transactions/`), 403, 'forbidden');
+    const own = await asOwner('GET', `/portfolios/${ids.portfolio}/transactions/`);
+    assert.equal(own.status, 200, own.text);
+    assert.ok(
+      own.body.results.some((t: { id: string }) => t.id === booked.body.id),
+      'the owner sees the booked transaction',
+    );
+    assert.equal(own.body.count, (await machine('GET', `/portfolios/${ids.portfolio}/transactions/`)).body.count);
+  });
+
   it("a customer's GET /events/ is refused: the feed is the integration's", async () => {
     assertProblem(await asOwner('GET', '/events/'), 403, 'forbidden');
     assert.equal((await machine('GET', '/events/')).status, 200);

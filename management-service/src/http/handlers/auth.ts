@@ -25,7 +25,7 @@ export function authHandlers(deps: {
         if (error instanceof ProblemError && error.status === 401) await deps.loginThrottle?.failed(access_key_id, address);
         throw error;
       }
-      await deps.loginThrottle?.succeeded(access_key_id);
+      await deps.loginThrottle?.succeeded(access_key_id, address);
       return { status: 200, headers: noStore, body: tokens };
     },
     refreshToken: async ({ body }) => {

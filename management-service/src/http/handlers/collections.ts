@@ -21,7 +21,7 @@ type Ctx = HandlerContext<Principal>;
 export type Collection = Pick<EntityKind, 'type' | 'parent' | 'embeddable'> & {
   /** Without `orderby` in the query, newest first (creation time, then id) instead of by id. */
   newestFirst?: boolean;
-  /** Whoever may read the parent reads its children: an end user who may not read the parent is refused (403). */
+  /** Whoever may read the parent reads all its children, not only those whose `readable_by` names them. */
   readableWithParent?: boolean;
 };
 
@@ -58,7 +58,8 @@ export async function listCollection(db: Knex, kind: Collection, typeOf: (path: 
         ? await findEntity(trx, { tenantId: principal.tenantId, type: kind.parent.type, id: parentId })
         : undefined;
       if (!parent) throw new EntityNotFound(kind.parent.label);
-      if (kind.readableWithParent && !canRead(principal, parent)) throw new NotPermitted(`You may not read this ${kind.parent.label}.`);
+      // Another customer's children are refused as the parent itself is (docs/adr/0001-customer-rights.md), not answered as an empty page.
+      if (!canRead(principal, parent)) throw new NotPermitted(`You may not read this ${kind.parent.label}.`);
     }
     const { total, rows: page } = await countAndPage(
       trx,
