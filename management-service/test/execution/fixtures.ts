@@ -4,7 +4,7 @@ import type { Broker, CashMove, OrderRequest } from '../../src/broker/broker.ts'
 import { simulatedBroker, type SimulatedBrokerOptions } from '../../src/broker/simulated.ts';
 import type { Doc } from '../../src/domain/merge.ts';
 import { queueExecution } from '../../src/flows/execution.ts';
-import { startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
+import { settleDueInstructions, startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
 import { findEntity, insertEntity, updateEntity, type EntityRow } from '../../src/store/entities.ts';
 import { inTenant } from '../../src/store/tenant-scope.ts';
 
@@ -161,4 +161,28 @@ export async function settleAll(
   } finally {
     await Promise.all(jobs.map((j) => j.stop()));
   }
+}
+
+/**
+ * One pass of the settlement over every due instruction, with these brokers (the paper one defaults to `broker`); a
+ * failed instruction is due again at once. Lets a test step the broker without waiting.
+ */
+export async function settleOnce(db: Knex, brokers: { broker: Broker; paperBroker?: Broker; logger?: Logger }): Promise<void> {
+  const logger = brokers.logger ?? createLogger('test', 'error');
+  await settleDueInstructions({ db, brokers: { configured: brokers.broker, paper: brokers.paperBroker ?? brokers.broker }, logger, retryMs: 0 });
+}
+
+/** A simulated broker that executes the first call and loses its answer (throws), as a network would; then answers. */
+export function answerLostOnce(): { broker: Broker; moves: CashMove[] } {
+  const { broker: inner, moves } = countingBroker();
+  let lost = false;
+  const once = async <T>(run: () => Promise<T>): Promise<T> => {
+    const result = await run();
+    if (!lost) {
+      lost = true;
+      throw new Error('the broker’s answer was lost');
+    }
+    return result;
+  };
+  return { broker: { moveCash: (m) => once(() => inner.moveCash(m)), placeOrders: (r) => once(() => inner.placeOrders(r)) }, moves };
 }
