@@ -258,7 +258,7 @@ export interface paths {
         head?: never;
         /**
          * Update a portfolio
-         * @description Updates a portfolio. Holdings (`portfolio`) and `brokerage_account` are replaced whole; `config.manager_settings` merges key by key (`active: false` blocks the portfolio; `divest_amount` requests a withdrawal and emits `portfolios.divest-amount-update`). money_type, config.manager and a set funded_since are write-once (409). `archived` is for machine clients only (403). The status is re-derived (a change emits `portfolios.status-update`). RFC 7396 merge patch: only the fields to change. Creates a new version and answers the updated entity. `If-Match` gives optimistic concurrency.
+         * @description Updates a portfolio. Holdings (`portfolio`) and `brokerage_account` are replaced whole; `config.manager_settings` merges key by key (`active: false` blocks the portfolio; `divest_amount` requests a withdrawal and emits `portfolios.divest-amount-update`). money_type, config.manager and a set funded_since are write-once (409). `archived` is for machine clients only (403). The status is re-derived (a change emits `portfolios.status-update`). Holdings that take the cash below what a payout or orders still with the broker hold are 409 `state_conflict`. RFC 7396 merge patch: only the fields to change. Creates a new version and answers the updated entity. `If-Match` gives optimistic concurrency.
          */
         patch: operations["updatePortfolio"];
         trace?: never;
@@ -1177,7 +1177,7 @@ export interface paths {
         put?: never;
         /**
          * Report an executed withdrawal
-         * @description The Client Middleware reports that a withdrawal was paid to the counter account (not the withdrawal request, which is a PATCH of divest_amount). The service records it and emits `notifications.withdrawal-executed` for the customer; with SERVICE broker integration it also books the negative CASH transaction, lowers the cash position and divest_amount. Answers 201 with the withdrawal record (`Location` points to the booked transaction when there is one).
+         * @description The Client Middleware reports that a withdrawal was paid to the counter account (not the withdrawal request, which is a PATCH of divest_amount). The service records it and emits `notifications.withdrawal-executed` for the customer; with SERVICE broker integration it also books the negative CASH transaction, lowers the cash position and divest_amount (409 `state_conflict` when the cash not held for payouts or orders still with the broker does not cover it). Answers 201 with the withdrawal record (`Location` points to the booked transaction when there is one).
          */
         post: operations["createWithdrawal"];
         delete?: never;

@@ -57,13 +57,17 @@ export function depositPatch(doc: Doc, amount: Money, minimumFunding: string | u
 /**
  * The PATCH an executed withdrawal booked by the service makes: cash lowered and the requested divest_amount lowered
  * by what was paid (a request of everything is done). A withdrawal reported by the Client Middleware must be covered
- * by the cash (`mustCover`); one the broker has already executed for the service is booked as the broker moved it.
+ * by the cash not `held` for what is with the broker (`mustCover`); one the broker has already executed for the service
+ * is booked as the broker moved it (its own amount was held, so the cash covers it).
  */
-export function withdrawalPatch(doc: Doc, amount: Money, options: { mustCover?: boolean } = {}): Doc {
+export function withdrawalPatch(doc: Doc, amount: Money, options: { mustCover?: boolean; held?: Money } = {}): Doc {
   const currency = String(doc.base_currency);
   const cash = cashOf(doc, currency);
-  if ((options.mustCover ?? true) && cash.lt(amount))
-    throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} in cash, less than the ${toText(amount)} withdrawn.`);
+  const free = options.held ? cash.minus(options.held) : cash;
+  if ((options.mustCover ?? true) && free.lt(amount)) {
+    const held = options.held && !options.held.isZero() ? ` (${toText(options.held)} of it held for what is with the broker)` : '';
+    throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} in cash${held}, less than the ${toText(amount)} withdrawn.`);
+  }
   const patch: Doc = { portfolio: holdingsWithCash(doc, currency, amount.negated()) };
   const divest = settings(doc).divest_amount;
   if (isRobo(doc) && typeof divest === 'number' && divest > 0) {
@@ -85,20 +89,22 @@ const cashOnly = (doc: Doc) => Object.entries((doc.portfolio ?? {}) as Doc).ever
  * SERVICE integration), with divest_amount pending and no other withdrawal in
  * flight. When divest_amount is set (DIVEST_AMOUNT) it goes out only if the cash already covers it (everything, 1e100:
  * the holdings are all cash), else the optimizer frees the cash first; after an execution (EXECUTION) whatever cash
- * there is pays it: min(divest_amount, cash), all the cash for everything.
+ * there is pays it: min(divest_amount, cash), all the cash for everything. Cash `held` by orders still with the broker
+ * does not count.
  */
 export function roboWithdrawalAmount(
   doc: Doc,
   brokerIntegration: 'CLIENT' | 'SERVICE',
   trigger: WithdrawalTrigger,
   inFlight: { withdrawal: boolean; execution: boolean },
+  held: Money = fromNumber(0),
 ): Money | undefined {
   if (!serviceExecutes(brokerIntegration, doc) || !isRobo(doc) || inFlight.withdrawal) return undefined;
   // An execution in flight changes the cash; its settlement looks again.
   if (trigger === 'DIVEST_AMOUNT' && inFlight.execution) return undefined;
   const divest = settings(doc).divest_amount;
   if (typeof divest !== 'number' || divest <= 0) return undefined;
-  const cash = cashOf(doc, String(doc.base_currency));
+  const cash = cashOf(doc, String(doc.base_currency)).minus(held);
   if (cash.lte(0)) return undefined;
   const everything = divest >= DIVEST_EVERYTHING;
   if (trigger === 'DIVEST_AMOUNT' && !(everything ? cashOnly(doc) : cash.gte(fromNumber(divest)))) return undefined;
@@ -112,6 +118,7 @@ export function checkWithdrawalRequest(
   amount: string,
   currency: string,
   withdrawalInFlight: boolean,
+  held: Money = fromNumber(0),
 ): Money {
   if (doc.config === undefined || (doc.config as Doc).manager !== 'USER_MANAGED' || doc.money_type !== 'REAL_MONEY' || brokerIntegration !== 'SERVICE') {
     throw new StateConflict(
@@ -126,7 +133,8 @@ export function checkWithdrawalRequest(
   if (withdrawalInFlight) throw new StateConflict('A withdrawal of this portfolio is still with the broker; ask again once it is settled.');
   const money = parseDecimal(amount);
   if (money.lte(0)) throw new InvalidField(['body', 'amount'], 'must be a positive amount');
-  const cash = cashOf(doc, currency);
-  if (cash.lt(money)) throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} in cash, less than the ${toText(money)} asked for.`);
+  const cash = cashOf(doc, currency).minus(held);
+  if (cash.lt(money))
+    throw new StateConflict(`The portfolio holds ${toText(cash)} ${currency} of cash free to pay out, less than the ${toText(money)} asked for.`);
   return money;
 }

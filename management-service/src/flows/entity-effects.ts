@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
+import { heldCash } from '../domain/cash-holds.ts';
 import type { EntityKind } from '../domain/entities/kind.ts';
 import type { EffectPorts, ExtraEvents } from '../domain/entities/effects.ts';
 import type { Owner } from '../domain/events.ts';
+import { openInstructions } from '../store/broker-instructions.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import { insertRevocation } from '../store/token-revocations.ts';
@@ -46,6 +48,7 @@ export async function recordEffects(
     payOutDivestAmount: async () => {
       await queueRoboWithdrawal(trx, tenant, after, 'DIVEST_AMOUNT', now);
     },
+    heldCash: async () => heldCash(await openInstructions(trx, tenantId, after.id)),
     revokeTokens: (reason) => insertRevocation(trx, { tenant_id: tenantId, subject: after.id, reason }),
   };
   await kind.effects({ before, after, now, brokerIntegration: tenant.broker_integration, byClient, extra }, ports);

@@ -3,14 +3,15 @@ import type { BrokerFill } from '../broker/broker.ts';
 import { transactions } from '../domain/entities/catalog.ts';
 import { portfolios } from '../domain/entities/portfolios.ts';
 import { brokerFor } from '../domain/broker-role.ts';
+import { heldCash, ordersNotCovered } from '../domain/cash-holds.ts';
 import { checkFills, executionFields, holdingsAfterFills } from '../domain/execution.ts';
 import type { Doc } from '../domain/merge.ts';
 import type { Principal } from '../domain/principal.ts';
-import type { OrdersInstruction } from '../store/broker-instructions.ts';
+import { openInstructions, type OrdersInstruction } from '../store/broker-instructions.ts';
 import { findEntity, updateEntity, type EntityRow } from '../store/entities.ts';
 import { writeNew, writeNext } from './entity-writes.ts';
 import { writeContext } from './funding.ts';
-import type { InstructionHandler } from './instruction-handler.ts';
+import type { InstructionHandler, InstructionPreparer } from './instruction-handler.ts';
 import { queueRoboWithdrawal } from './withdrawal-queue.ts';
 
 /** The optimization's next version with its execution fields (optimizations are written by flows, not by a kind's rules). */
@@ -23,6 +24,24 @@ async function recordExecution(trx: Knex.Transaction, optimization: EntityRow, f
     version_author_id: null,
   });
 }
+
+/**
+ * Orders go to the broker only when the cash they need if all filled is there, out of the cash not held by the
+ * portfolio's other instructions (docs/adr/0022-execution-and-withdrawals.md): otherwise the optimization is REFUSED
+ * with the reason and nothing is sent, so their fills never take the cash below zero.
+ */
+export const prepareOrders: InstructionPreparer<OrdersInstruction> = async ({ trx, now, logger }, instruction) => {
+  const tenantId = instruction.tenant_id;
+  const portfolio = await findEntity(trx, { tenantId, type: 'portfolios', id: instruction.portfolio_id }, { forUpdate: true });
+  const optimization = await findEntity(trx, { tenantId, type: 'optimizations', id: instruction.optimization_id }, { forUpdate: true });
+  if (!portfolio || !optimization || optimization.deleted) return { send: instruction };
+  const others = heldCash(await openInstructions(trx, tenantId, portfolio.id, instruction.id));
+  const short = ordersNotCovered(portfolio.doc, instruction.orders, others);
+  if (!short) return { send: instruction };
+  await recordExecution(trx, optimization, executionFields('REFUSED', short), now);
+  logger.warn('orders not sent: the cash they need is not there', { tenant: tenantId, optimization: optimization.id, reason: short });
+  return { settled: { outcome: 'REFUSED', detail: short, result: null } };
+};
 
 /**
  * The settlement of an ORDERS instruction (docs/adr/0022-execution-and-withdrawals.md): the orders go to the

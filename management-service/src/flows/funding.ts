@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId, parseDecimal } from '@platform/shared';
+import { newId, parseDecimal, type Money } from '@platform/shared';
 import type { Principal } from '../domain/principal.ts';
 import { transactions } from '../domain/entities/catalog.ts';
 import type { WriteContext } from '../domain/entities/kind.ts';
@@ -8,7 +8,8 @@ import { DuplicateValue, EntityNotFound } from '../domain/errors.ts';
 import { cashNotification } from '../domain/events.ts';
 import { checkCashEvent, checkDepositTarget, depositPatch, isRobo, withdrawalPatch } from '../domain/funding.ts';
 import type { Doc } from '../domain/merge.ts';
-import { insertInstruction, type DepositInstruction } from '../store/broker-instructions.ts';
+import { heldCash } from '../domain/cash-holds.ts';
+import { insertInstruction, openInstructions, type DepositInstruction } from '../store/broker-instructions.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
@@ -153,7 +154,7 @@ export const settleDepositInstruction: InstructionHandler<DepositInstruction> = 
 
 /**
  * A withdrawal paid out, booked: with `book`, the portfolio's cash and divest_amount lowered (withdrawalPatch; with
- * `mustCover` the cash must cover the amount, 409 otherwise); always the withdrawal record and
+ * `mustCover` the cash not `held` must cover the amount, 409 otherwise); always the withdrawal record and
  * `notifications.withdrawal-executed`.
  */
 export async function bookWithdrawal(
@@ -162,11 +163,12 @@ export async function bookWithdrawal(
   wctx: WriteContext,
   portfolio: EntityRow,
   paid: { amount: string; currency: string; external_id: string | null; transaction_id: string | null },
-  options: { mustCover: boolean; book: boolean },
+  options: { mustCover: boolean; book: boolean; held?: Money },
 ): Promise<WithdrawalRow> {
   let current = portfolio;
   if (options.book) {
-    const doc = portfolios.update(portfolio.doc, withdrawalPatch(portfolio.doc, parseDecimal(paid.amount), { mustCover: options.mustCover }), wctx);
+    const patch = withdrawalPatch(portfolio.doc, parseDecimal(paid.amount), { mustCover: options.mustCover, held: options.held });
+    const doc = portfolios.update(portfolio.doc, patch, wctx);
     current = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc);
   }
   const owner = await ownerOf(trx, current.tenant_id, current.doc.owned_by_user_id);
@@ -212,12 +214,15 @@ export async function recordWithdrawal(
   const wctx = writeContext(principal, tenant, portfolio, now);
   const book = tenant.broker_integration === 'SERVICE';
   let transactionId: string | null = null;
+  let held: Money | undefined;
   if (book) {
-    // Checked before the transaction is written, so a refusal writes nothing.
-    withdrawalPatch(portfolio.doc, amount);
+    // Checked before the transaction is written, so a refusal writes nothing. Cash held for what is with the broker
+    // is not there to pay out (docs/adr/0022-execution-and-withdrawals.md).
+    held = heldCash(await openInstructions(trx, portfolio.tenant_id, portfolio.id));
+    withdrawalPatch(portfolio.doc, amount, { held });
     const body = { status: 'SETTLED', quantity: `-${event.amount}`, currency: event.currency, external_id: event.external_id ?? null, datetime: now };
     transactionId = (await bookCashTransaction(trx, tenant, wctx, body)).id;
   }
   const paid = { amount: event.amount, currency: event.currency, external_id: event.external_id ?? null, transaction_id: transactionId };
-  return bookWithdrawal(trx, tenant, wctx, portfolio, paid, { mustCover: true, book });
+  return bookWithdrawal(trx, tenant, wctx, portfolio, paid, { mustCover: true, book, held });
 }

@@ -18,3 +18,16 @@ export type Settled = { outcome: string; detail: string | null; result: unknown 
  * error rolls everything back and the settlement job sends the instruction again later (the broker executes an id once).
  */
 export type InstructionHandler<I extends BrokerInstruction> = (ctx: SettleContext, instruction: I) => Promise<Settled>;
+
+/**
+ * What becomes of an instruction before it is first handed to the broker: `send` it as it is now (a payout resized to
+ * what may go), or `settled` without sending (nothing is due any more, or the cash it needs is not there).
+ */
+export type Prepared<I extends BrokerInstruction> = { send: I } | { settled: Settled };
+
+/**
+ * Decides, in its own tenant transaction committed before the broker is called, how an instruction is first sent
+ * (docs/adr/0022-execution-and-withdrawals.md). Never called again once the instruction is sent: the broker may have
+ * executed it, so a retry sends it unchanged.
+ */
+export type InstructionPreparer<I extends BrokerInstruction> = (ctx: SettleContext, instruction: I) => Promise<Prepared<I>>;

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { newId, toText } from '@platform/shared';
+import { heldCash } from '../domain/cash-holds.ts';
 import { roboWithdrawalAmount, type WithdrawalTrigger } from '../domain/funding.ts';
-import { insertInstruction, openKinds } from '../store/broker-instructions.ts';
+import { insertInstruction, openInstructions } from '../store/broker-instructions.ts';
 import type { EntityRow } from '../store/entities.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 
@@ -49,7 +50,8 @@ export async function queueRoboWithdrawal(
   settling?: string,
 ): Promise<string | undefined> {
   if (portfolio.deleted) return undefined;
-  const open = await openKinds(trx, portfolio.tenant_id, portfolio.id, settling);
-  const amount = roboWithdrawalAmount(portfolio.doc, tenant.broker_integration, trigger, { withdrawal: open.has('WITHDRAWAL'), execution: open.has('ORDERS') });
+  const open = await openInstructions(trx, portfolio.tenant_id, portfolio.id, settling);
+  const inFlight = { withdrawal: open.some((i) => i.kind === 'WITHDRAWAL'), execution: open.some((i) => i.kind === 'ORDERS') };
+  const amount = roboWithdrawalAmount(portfolio.doc, tenant.broker_integration, trigger, inFlight, heldCash(open));
   return amount && queueWithdrawalMove(trx, portfolio, toText(amount), null, now);
 }

@@ -1,15 +1,17 @@
 import type { Knex } from 'knex';
+import { parseDecimal, toText } from '@platform/shared';
 import { brokerFor } from '../domain/broker-role.ts';
+import { heldCash, payoutToSend } from '../domain/cash-holds.ts';
 import { transactions } from '../domain/entities/catalog.ts';
 import { checkWithdrawalRequest } from '../domain/funding.ts';
 import { mustRequestWithdrawal } from '../domain/permissions.ts';
 import type { Principal } from '../domain/principal.ts';
-import { openKinds, type WithdrawalInstruction } from '../store/broker-instructions.ts';
+import { openInstructions, type WithdrawalInstruction } from '../store/broker-instructions.ts';
 import { findEntity, type EntityRow } from '../store/entities.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { writeNext } from './entity-writes.ts';
 import { bookCashTransaction, bookWithdrawal, lockPortfolio, writeContext } from './funding.ts';
-import type { InstructionHandler } from './instruction-handler.ts';
+import type { InstructionHandler, InstructionPreparer } from './instruction-handler.ts';
 import { queueWithdrawalMove } from './withdrawal-queue.ts';
 
 /**
@@ -28,14 +30,32 @@ export async function requestWithdrawal(
 ): Promise<EntityRow> {
   const portfolio = await lockPortfolio(trx, principal.tenantId, portfolioId);
   mustRequestWithdrawal(principal, portfolio);
-  const open = await openKinds(trx, portfolio.tenant_id, portfolio.id);
-  checkWithdrawalRequest(portfolio.doc, tenant.broker_integration, request.amount, request.currency, open.has('WITHDRAWAL'));
+  const open = await openInstructions(trx, portfolio.tenant_id, portfolio.id);
+  const inFlight = open.some((i) => i.kind === 'WITHDRAWAL');
+  checkWithdrawalRequest(portfolio.doc, tenant.broker_integration, request.amount, request.currency, inFlight, heldCash(open));
   const wctx = writeContext(principal, tenant, portfolio, now);
   const body = { status: 'PENDING', quantity: `-${request.amount}`, currency: request.currency, external_id: null, datetime: now };
   const transaction = await bookCashTransaction(trx, tenant, wctx, body);
   await queueWithdrawalMove(trx, portfolio, request.amount, transaction.id, now);
   return transaction;
 }
+
+/**
+ * How a WITHDRAWAL is first handed to the broker (docs/adr/0022-execution-and-withdrawals.md). A customer's request goes
+ * as asked: its amount has been held from the cash since. A robo-advised portfolio's payout goes with no more than the
+ * divest_amount in force now (the client may have lowered it since it was queued) and is dropped when nothing is due.
+ */
+export const preparePayout: InstructionPreparer<WithdrawalInstruction> = async ({ trx }, instruction) => {
+  if (instruction.transaction_id !== null) return { send: instruction };
+  const tenantId = instruction.tenant_id;
+  const portfolio = await findEntity(trx, { tenantId, type: 'portfolios', id: instruction.portfolio_id }, { forUpdate: true });
+  if (!portfolio || portfolio.deleted) return { settled: { outcome: 'SKIPPED', detail: 'the portfolio is gone', result: null } };
+  const others = heldCash(await openInstructions(trx, tenantId, portfolio.id, instruction.id));
+  const queued = parseDecimal(instruction.amount);
+  const amount = payoutToSend(portfolio.doc, queued, others);
+  if (amount.lte(0)) return { settled: { outcome: 'SKIPPED', detail: 'nothing was left to pay out when the payout was to be sent', result: null } };
+  return { send: amount.eq(queued) ? instruction : { ...instruction, amount: toText(amount) } };
+};
 
 /**
  * The settlement of a WITHDRAWAL instruction: the cash move to the house account (on the simulated broker for a
@@ -83,7 +103,8 @@ export const settleWithdrawal: InstructionHandler<WithdrawalInstruction> = async
         datetime: now,
       });
   const paid = { amount: instruction.amount, currency: instruction.currency, external_id: null, transaction_id: transaction.id };
-  // The broker has moved the money: the books follow it even if the cash changed since the move was queued.
+  // The broker has moved the money, and its amount has been held from the cash since the move was queued, so no other
+  // write has spent it: booked, the cash stays at or above 0.
   await bookWithdrawal(trx, tenant, wctx, portfolio, paid, { mustCover: false, book: true });
   return { outcome: result.status, detail: null, result };
 };

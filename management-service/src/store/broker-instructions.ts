@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { OrderLine } from '../domain/execution.ts';
 
-type Common = { id: string; tenant_id: string; portfolio_id: string; currency: string; attempts: number };
+/** `sent`: handed to the broker at least once (sent_at committed before the call), so it is sent again only as it is. */
+type Common = { id: string; tenant_id: string; portfolio_id: string; currency: string; attempts: number; sent: boolean };
 
 /** A deposit: cash house account → subaccount, with its PENDING CASH transaction. */
 export type DepositInstruction = Common & { kind: 'DEPOSIT'; transaction_id: string; amount: string };
@@ -18,7 +19,8 @@ export type OrdersInstruction = Common & { kind: 'ORDERS'; optimization_id: stri
 /** A broker instruction (docs/adr/0022-execution-and-withdrawals.md), as stored. */
 export type BrokerInstruction = DepositInstruction | WithdrawalInstruction | OrdersInstruction;
 
-export type NewInstruction = Omit<DepositInstruction, 'attempts'> | Omit<WithdrawalInstruction, 'attempts'> | Omit<OrdersInstruction, 'attempts'>;
+type Stored = 'attempts' | 'sent';
+export type NewInstruction = Omit<DepositInstruction, Stored> | Omit<WithdrawalInstruction, Stored> | Omit<OrdersInstruction, Stored>;
 
 export async function insertInstruction(trx: Knex.Transaction, instruction: NewInstruction, now: string): Promise<void> {
   const row = instruction.kind === 'ORDERS' ? { ...instruction, orders: JSON.stringify(instruction.orders) } : instruction;
@@ -31,7 +33,8 @@ export async function dueInstructions(db: Knex, limit: number): Promise<{ id: st
   return db('broker_instructions').select('id', 'tenant_id').whereNull('settled_at').where('not_before', '<=', db.fn.now()).orderBy('not_before').limit(limit);
 }
 
-type Row = Common & {
+type Row = Omit<Common, 'sent'> & {
+  sent_at: Date | null;
   kind: BrokerInstruction['kind'];
   transaction_id: string | null;
   amount: string | null;
@@ -40,7 +43,14 @@ type Row = Common & {
 };
 
 const toInstruction = (row: Row): BrokerInstruction => {
-  const common = { id: row.id, tenant_id: row.tenant_id, portfolio_id: row.portfolio_id, currency: row.currency, attempts: row.attempts };
+  const common = {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    portfolio_id: row.portfolio_id,
+    currency: row.currency,
+    attempts: row.attempts,
+    sent: row.sent_at !== null,
+  };
   switch (row.kind) {
     case 'ORDERS':
       return { ...common, kind: row.kind, optimization_id: row.optimization_id!, orders: row.orders! };
@@ -54,7 +64,19 @@ const toInstruction = (row: Row): BrokerInstruction => {
 /** Locks an unsettled instruction for the caller's transaction; undefined when settled or taken by another worker. */
 export async function lockInstruction(trx: Knex.Transaction, tenantId: string, id: string): Promise<BrokerInstruction | undefined> {
   const row = (await trx('broker_instructions')
-    .select('id', 'tenant_id', 'kind', 'portfolio_id', 'transaction_id', trx.raw('amount::text as amount'), 'currency', 'attempts', 'optimization_id', 'orders')
+    .select(
+      'id',
+      'tenant_id',
+      'kind',
+      'portfolio_id',
+      'transaction_id',
+      trx.raw('amount::text as amount'),
+      'currency',
+      'attempts',
+      'optimization_id',
+      'orders',
+      'sent_at',
+    )
     .where({ tenant_id: tenantId, id })
     .whereNull('settled_at')
     .forUpdate()
@@ -69,12 +91,22 @@ export async function hasExecution(trx: Knex.Transaction, tenantId: string, opti
   return row !== undefined;
 }
 
-/** The kinds of the portfolio's instructions not settled yet (is a withdrawal or an execution in flight?). */
-export async function openKinds(trx: Knex.Transaction, tenantId: string, portfolioId: string, exceptId?: string): Promise<Set<BrokerInstruction['kind']>> {
-  const query = trx('broker_instructions').distinct('kind').where({ tenant_id: tenantId, portfolio_id: portfolioId }).whereNull('settled_at');
+/**
+ * The portfolio's instructions not settled yet, each as it would move the cash (docs/adr/0022-execution-and-withdrawals.md:
+ * what they need is held from the cash), `exceptId` left out.
+ */
+export async function openInstructions(
+  trx: Knex.Transaction,
+  tenantId: string,
+  portfolioId: string,
+  exceptId?: string,
+): Promise<{ kind: BrokerInstruction['kind']; amount: string | null; orders: OrderLine[] | null; sent: boolean }[]> {
+  const query = trx('broker_instructions')
+    .select('kind', trx.raw('amount::text as amount'), 'orders', trx.raw('sent_at is not null as sent'))
+    .where({ tenant_id: tenantId, portfolio_id: portfolioId })
+    .whereNull('settled_at');
   if (exceptId !== undefined) query.whereNot({ id: exceptId });
-  const rows = await query;
-  return new Set(rows.map((r: { kind: BrokerInstruction['kind'] }) => r.kind));
+  return query;
 }
 
 /** The instruction is done: `detail` says why when nothing was booked, `result` is the broker's answer. */
@@ -82,6 +114,16 @@ export async function markSettled(trx: Knex.Transaction, tenantId: string, id: s
   await trx('broker_instructions')
     .where({ tenant_id: tenantId, id })
     .update({ settled_at: trx.fn.now(), last_error: detail, result: result === null ? null : JSON.stringify(result) });
+}
+
+/**
+ * The instruction is about to be handed to the broker, as `amount` for a cash move: committed before the call, so a
+ * retry sends the same.
+ */
+export async function markSent(trx: Knex.Transaction, tenantId: string, id: string, amount?: string): Promise<void> {
+  await trx('broker_instructions')
+    .where({ tenant_id: tenantId, id })
+    .update({ sent_at: trx.fn.now(), ...(amount === undefined ? {} : { amount }) });
 }
 
 /** A failed attempt: try again after `delayMs`. */

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { createLogger, newId, type Logger } from '@platform/shared';
-import type { Broker, CashMove, OrderRequest } from '../../src/broker/broker.ts';
+import type { Broker, CashMove, CashMoveResult, OrderRequest, OrdersResult } from '../../src/broker/broker.ts';
 import { simulatedBroker, type SimulatedBrokerOptions } from '../../src/broker/simulated.ts';
 import type { Doc } from '../../src/domain/merge.ts';
 import { queueExecution } from '../../src/flows/execution.ts';
-import { startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
+import { settleDueInstructions, startBrokerSettlement } from '../../src/jobs/broker-settlement.ts';
 import { findEntity, insertEntity, updateEntity, type EntityRow } from '../../src/store/entities.ts';
 import { inTenant } from '../../src/store/tenant-scope.ts';
 
@@ -161,4 +161,68 @@ export async function settleAll(
   } finally {
     await Promise.all(jobs.map((j) => j.stop()));
   }
+}
+
+/**
+ * One pass of the settlement over every due instruction, with these brokers (the paper one defaults to `broker`); a
+ * failed instruction is due again at once. Lets a test step the broker without waiting.
+ */
+export async function settleOnce(db: Knex, brokers: { broker: Broker; paperBroker?: Broker; logger?: Logger }): Promise<void> {
+  const logger = brokers.logger ?? createLogger('test', 'error');
+  await settleDueInstructions({ db, brokers: { configured: brokers.broker, paper: brokers.paperBroker ?? brokers.broker }, logger, retryMs: 0 });
+}
+
+/** A simulated broker that executes the first call and loses its answer (throws), as a network would; then answers. */
+export function answerLostOnce(): { broker: Broker; moves: CashMove[] } {
+  const { broker: inner, moves } = countingBroker();
+  let lost = false;
+  const once = async <T>(run: () => Promise<T>): Promise<T> => {
+    const result = await run();
+    if (!lost) {
+      lost = true;
+      throw new Error('the broker’s answer was lost');
+    }
+    return result;
+  };
+  return { broker: { moveCash: (m) => once(() => inner.moveCash(m)), placeOrders: (r) => once(() => inner.placeOrders(r)) }, moves };
+}
+
+/** What a steerable broker does with the next calls: executes and answers, refuses, executes and loses the answer, or is away. */
+export type BrokerMode = 'SETTLE' | 'REFUSE' | 'LOSE_ANSWER' | 'UNAVAILABLE';
+
+/**
+ * A broker steered by the test: its `mode` decides what a new instruction becomes, and like every broker it executes an
+ * id once and answers a repeat with the first result (whatever the mode then). Keeps every call, for the checks.
+ */
+export function steeredBroker() {
+  const executed = new Map<string, CashMoveResult | OrdersResult>();
+  const calls: { id: string; amount?: string }[] = [];
+  const state = { mode: 'SETTLE' as BrokerMode };
+  async function execute<T extends CashMoveResult | OrdersResult>(id: string, amount: string | undefined, run: (refuse: boolean) => T): Promise<T> {
+    calls.push({ id, amount });
+    if (state.mode === 'UNAVAILABLE') throw new Error(`broker away before executing ${id}`);
+    let result = executed.get(id) as T | undefined;
+    if (!result) {
+      result = run(state.mode === 'REFUSE');
+      executed.set(id, result);
+    }
+    if (state.mode === 'LOSE_ANSWER') throw new Error(`broker executed ${id}; its answer was lost`);
+    return result;
+  }
+  const broker: Broker = {
+    moveCash: (move) =>
+      execute<CashMoveResult>(move.id, move.amount, (refuse) =>
+        refuse ? { status: 'REJECTED', reason: 'refused by the steered broker' } : { status: 'SETTLED', reference: `ST-${move.id}` },
+      ),
+    placeOrders: (request) =>
+      execute<OrdersResult>(request.id, undefined, (refuse) =>
+        refuse
+          ? { status: 'REJECTED', reason: 'refused by the steered broker' }
+          : {
+              status: 'FILLED',
+              fills: request.orders.map((o) => ({ isin: o.isin, shares: o.shares, price: o.price, reference: `ST-${request.id}-${o.isin}` })),
+            },
+      ),
+  };
+  return { broker, state, calls, executed };
 }

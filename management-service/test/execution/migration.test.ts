@@ -39,6 +39,8 @@ describe('migration 010: broker instructions of several kinds (docs/adr/0022-exe
         amount: '250.50',
         currency: 'EUR',
         attempts: 0,
+        // Open when migration 017 ran: it may have gone to the broker already, so it goes again as it is.
+        sent: true,
       });
 
       const row = (over: Record<string, unknown>) => ({ tenant_id: 'bank', portfolio_id: 'P1', currency: 'EUR', created_at: now, not_before: now, ...over });

@@ -169,13 +169,13 @@ describe('withdrawals the service pays out (docs/adr/0022-execution-and-withdraw
       assert.deepEqual([p.portfolio.$EUR, divest(p)], [50, 0]);
     });
 
-    it('keeps one withdrawal in flight per portfolio', async () => {
+    it('keeps one withdrawal in flight per portfolio, sent with the divest_amount in force then', async () => {
       const id = await robo({ $EUR: 100 });
       await setDivest(id, 30);
       await setDivest(id, 20);
       assert.equal((await instructionsOf(platform.database.db, id)).length, 1);
       await settleAll(platform, { broker: countingBroker().broker });
-      assert.equal((await get(service, id)).portfolio.$EUR, 70);
+      assert.equal((await get(service, id)).portfolio.$EUR, 80);
     });
   });
 

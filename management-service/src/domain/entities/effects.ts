@@ -1,3 +1,4 @@
+import type { Money } from '@platform/shared';
 import type { OutboundEvent, Owner } from '../events.ts';
 import type { Doc, Json } from '../merge.ts';
 import type { OptimizationReason } from '../optimization-request.ts';
@@ -43,6 +44,8 @@ export type EffectPorts = {
    * it (flows/withdrawal-queue.ts decides whether it may; docs/adr/0022-execution-and-withdrawals.md).
    */
   payOutDivestAmount: () => Promise<void>;
+  /** The cash of the changed portfolio held for its instructions still with the broker (domain/cash-holds.ts). */
+  heldCash: () => Promise<Money>;
   /** Refuses the access tokens whose subject is the changed entity. */
   revokeTokens: (reason: 'user_deleted') => Promise<void>;
 };

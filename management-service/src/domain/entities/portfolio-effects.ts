@@ -1,3 +1,4 @@
+import { checkHeldCash, lowersCash } from '../cash-holds.ts';
 import { portfolioEvents } from '../events.ts';
 import { jsonEqual, type Doc } from '../merge.ts';
 import type { EntityEffects } from './effects.ts';
@@ -9,8 +10,12 @@ const divestAmount = (doc: Doc) => ((doc.config as Doc).manager_settings as Doc 
  * ones, in one insert) and, when a withdrawal is requested (divest_amount changed), an optimizer
  * request for a robo-advised portfolio and, when the service integrates the broker and the cash covers it, the payout;
  * a change of the holdings by a client asks for an optimization too. The gate decides whether the portfolio may get one.
+ * A client may not lower the cash below what its instructions with the broker hold.
  */
 export const portfolioEffects: EntityEffects = async ({ before, after, now, brokerIntegration, byClient, extra }, ports) => {
+  // Cash held for a payout or orders with the broker is theirs until they settle (docs/adr/0022-execution-and-withdrawals.md):
+  // a client's PATCH may not spend it. The refusal rolls the whole write back.
+  if (before && byClient && !after.deleted && lowersCash(before.doc, after.doc)) checkHeldCash(before.doc, after.doc, await ports.heldCash());
   const owner = await ports.ownerOf(after.doc.owned_by_user_id);
   if (owner) await ports.emit([...portfolioEvents(before, after, owner, brokerIntegration, now), ...(extra?.(owner, after) ?? [])]);
   const divest = divestAmount(after.doc);
