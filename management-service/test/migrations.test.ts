@@ -68,6 +68,7 @@ describe('database migrations: each package owns its tables, one command applies
         'management-service/014_assessment_expiry_index.sql',
         'management-service/015_pending_withdrawals_index.sql',
         'management-service/016_outbox_entity_index.sql',
+        'management-service/017_user_email_any_case.sql',
       ].filter((f) => names.includes(basename(f))),
     );
     for (const [, path] of files) {
