@@ -1436,7 +1436,7 @@ export interface components {
         EntityMetadata: {
             /** @description Internal id: the type letter (U user, P portfolio, L goal, H horizon, Y policy, K risk profile, N suitability profile, T transaction, O optimization, J instrument group, Q questionnaire) followed by a ULID. Read-only. */
             id: string;
-            /** @description Id in the client's own system, unique per tenant and entity type when not null; null when not provided. */
+            /** @description Id in the client's own system, unique per tenant and entity type when not null (case-sensitive, stored in Unicode NFC); null when not provided. */
             external_id: string | null;
             /**
              * Format: date-time
@@ -1666,7 +1666,7 @@ export interface components {
             last_name?: string | null;
             /**
              * Format: email
-             * @description E-mail address. Unique per tenant (409 `duplicate_value`). Write-once: once set, a different value is a 409 `write_once_field`; the same value is accepted. Required when `create_idp_user=true` (422 otherwise).
+             * @description E-mail address, kept as sent. Unique per tenant whatever its case (409 `duplicate_value`). Write-once: once set, a different address is a 409 `write_once_field`; the same address, in any case, is accepted and the stored spelling kept. Required when `create_idp_user=true` (422 otherwise).
              */
             email?: string | null;
             /** @description Phone number in international format (`+` then 8–16 digits). Unique per tenant. Write-once like `email`. Required when `create_idp_user=true` (422 otherwise). */
@@ -1696,7 +1696,7 @@ export interface components {
             last_name?: string | null;
             /**
              * Format: email
-             * @description E-mail address. Unique per tenant (409 `duplicate_value`). Write-once: once set, a different value is a 409 `write_once_field`; the same value is accepted.
+             * @description E-mail address, kept as sent. Unique per tenant whatever its case (409 `duplicate_value`). Write-once: once set, a different address is a 409 `write_once_field`; the same address, in any case, is accepted and the stored spelling kept.
              */
             email?: string | null;
             /** @description Phone number in international format (`+` then 8–16 digits). Unique per tenant. Write-once like `email`. */
