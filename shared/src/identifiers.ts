@@ -67,7 +67,16 @@ const SCRIPT_CODES =
   'Adlm Aghb Ahom Arab Armi Armn Avst Bali Bamu Bass Batk Beng Bhks Bopo Brah Brai Bugi Buhd Cakm Cans Cari Cham Cher Chrs Copt Cpmn Cprt Cyrl Deva Diak Dogr Dsrt Dupl Egyp Elba Elym Ethi Geor Glag Gong Gonm Goth Gran Grek Gujr Guru Hang Hani Hano Hatr Hebr Hira Hluw Hmng Hmnp Hung Ital Java Kali Kana Kawi Khar Khmr Khoj Kits Knda Kthi Lana Laoo Latn Lepc Limb Lina Linb Lisu Lyci Lydi Mahj Maka Mand Mani Marc Medf Mend Merc Mero Mlym Modi Mong Mroo Mtei Mult Mymr Nagm Nand Narb Nbat Newa Nkoo Nshu Ogam Olck Orkh Orya Osge Osma Ougr Palm Pauc Perm Phag Phli Phlp Phnx Plrd Prti Rjng Rohg Runr Samr Sarb Saur Sgnw Shaw Shrd Sidd Sind Sinh Sogd Sogo Sora Soyo Sund Sylo Syrc Tagb Takr Tale Talu Taml Tang Tavt Telu Tfng Tglg Thaa Thai Tibt Tirh Tnsa Toto Ugar Vaii Vith Wara Wcho Xpeo Xsux Yezi Yiii Zanb'.split(
     ' ',
   );
-const SCRIPTS = SCRIPT_CODES.map((code) => ({ code, re: new RegExp(`\\p{scx=${code}}`, 'u') }));
+const scx = (code: string) => new RegExp(`\\p{scx=${code}}`, 'u');
+const SCRIPTS = SCRIPT_CODES.map((code) => ({ code, re: scx(code) }));
+// A character's Script_Extensions are its Script alone unless it is in this class (mostly shared
+// punctuation and marks): one test instead of one per script for nearly every letter.
+const EXTENDED = new RegExp(`[${SCRIPT_CODES.map((c) => `[\\p{scx=${c}}--\\p{sc=${c}}]`).join('')}]`, 'v');
+const LIKELY_FIRST = ['Latn', 'Cyrl', 'Grek', 'Hani', 'Hira', 'Kana', 'Hang', 'Arab', 'Hebr', 'Deva', 'Thai', 'Armn', 'Geor'];
+const BY_SCRIPT = [...LIKELY_FIRST, ...SCRIPT_CODES.filter((c) => !LIKELY_FIRST.includes(c))].map((code) => ({
+  code,
+  re: new RegExp(`\\p{sc=${code}}`, 'u'),
+}));
 const NAMES: Record<string, string> = { Latn: 'Latin', Cyrl: 'Cyrillic', Grek: 'Greek', Armn: 'Armenian', Hebr: 'Hebrew', Arab: 'Arabic', Cher: 'Cherokee' };
 const scriptName = (code: string) => NAMES[code] ?? code;
 
@@ -78,7 +87,12 @@ const CJK = ['Jpan', 'Kore', 'Hanb'];
 /** The scripts a character belongs to (augmented), or undefined for digits, punctuation and marks, which go with any script. */
 function scriptsOf(ch: string): Set<string> | undefined {
   if (ch < '\x80') return /[A-Za-z]/.test(ch) ? new Set(['Latn']) : undefined;
-  const codes = SCRIPTS.filter((s) => s.re.test(ch)).map((s) => s.code);
+  let codes: string[];
+  if (EXTENDED.test(ch)) codes = SCRIPTS.filter((s) => s.re.test(ch)).map((s) => s.code);
+  else {
+    const script = BY_SCRIPT.find((s) => s.re.test(ch));
+    codes = script ? [script.code] : [];
+  }
   if (codes.length === 0) return undefined;
   return new Set(codes.flatMap((c) => [c, ...(AUGMENT[c] ?? [])]));
 }

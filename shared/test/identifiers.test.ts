@@ -58,6 +58,10 @@ describe('identifiers', () => {
     assert.equal(accepted('crm-東京-ひらがな-カタカナ'), 'crm-東京-ひらがな-カタカナ');
     assert.equal(accepted('kunde-서울'), 'kunde-서울');
     assert.equal(accepted('Müller-Straße'), 'Müller-Straße');
+    // Characters shared by several scripts (Script_Extensions): the long-vowel mark of hiragana and katakana, the Devanagari danda.
+    assert.equal(accepted('\u3072\u3089\u30fc-\u30ab\u30fc'), 'ひらー-カー');
+    assert.equal(accepted('\u0915\u0916\u0964'), 'कख।');
+    assert.match(refused('\u0915\u0964\u0b95'), /must not mix scripts/);
   });
 
   it('compare e-mails without case', () => {
