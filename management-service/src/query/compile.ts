@@ -103,8 +103,21 @@ function asStored(c: Condition): Condition {
     const nfc = v.value.normalize('NFC');
     return { kind: 'string', value: FOLDED.has(name) ? nfc.toLowerCase() : nfc };
   };
-  if (c.type === 'compare') return { ...c, value: stored(c.value) };
-  if (c.type === 'in') return { ...c, values: c.values.map(stored) };
+  // An external_id stored before identifiers were kept in NFC may be in another form: `eq` and `in`
+  // also find the form the query holds.
+  const withSent = (values: Value[]) => {
+    const all = [...values.map(stored), ...values];
+    return all.filter((v, i) => all.findIndex((w) => JSON.stringify(w) === JSON.stringify(v)) === i);
+  };
+  const folded = FOLDED.has(name);
+  if (c.type === 'compare') {
+    if (c.op === 'eq' && !folded && c.value.kind === 'string' && !hasWildcard(c.value.value)) {
+      const values = withSent([c.value]);
+      if (values.length > 1) return { type: 'in', path: c.path, values, at: c.at };
+    }
+    return { ...c, value: stored(c.value) };
+  }
+  if (c.type === 'in') return { ...c, values: folded ? c.values.map(stored) : withSent(c.values) };
   return { ...c, from: stored(c.from), to: stored(c.to) };
 }
 
