@@ -177,6 +177,33 @@ describe('identifiers and e-mails mean what a person means', () => {
     });
   });
 
+  it("a deposit's data.external_id and a transaction's external_id: NFC and look-alikes as everywhere, the cash unchanged", async () => {
+    const owner = (await api('POST', '/users/', build.user())).body;
+    const portfolio = (await api('POST', '/portfolios/', build.portfolio(owner.id))).body;
+    const deposit = (external_id: string) =>
+      api('POST', '/events/deposit/', { data: { amount: '100.00', currency: 'EUR', portfolio: portfolio.id, external_id } });
+    const state = async () => {
+      const current = (await api('GET', `/portfolios/${portfolio.id}`)).body;
+      const transactions = (await api('GET', `/portfolios/${portfolio.id}/transactions/?limit=100`)).body.results;
+      return { portfolio: current.portfolio, version: current.version, transactions };
+    };
+    const first = await deposit('\u00fcberweisung-1');
+    assert.equal(first.status, 201, first.text);
+    const before = await state();
+
+    const nfd = await deposit('\u00fcberweisung-1'.normalize('NFD'));
+    assertProblem(nfd, 409, 'duplicate_value');
+    for (const id of ['\uff55berweisung-1', 'berweisung\u200b-1', 'berweisung-1 ']) {
+      const refused = await deposit(id);
+      assertProblem(refused, 422, 'validation_failed');
+      assert.deepEqual(locs(refused), [['body', 'data', 'external_id']], id);
+    }
+    const transaction = await api('POST', `/portfolios/${portfolio.id}/transactions/`, build.transaction({ external_id: '\u0441b-7' }));
+    assertProblem(transaction, 422, 'validation_failed');
+    assert.deepEqual(locs(transaction), [['body', 'external_id']]);
+    assert.deepEqual(await state(), before, 'no booking, the cash as it was');
+  });
+
   it('a JSON body that is not UTF-8 is a 400 invalid_encoding naming the byte, and creates nothing', async () => {
     const before = await everyUser();
     // "café" in Latin-1: the é is the single byte E9, which starts no UTF-8 sequence here.
