@@ -27,8 +27,9 @@ describe('identifier fields of a request body', () => {
 });
 
 describe('request bodies as UTF-8', () => {
-  it('decode when they are UTF-8, a byte-order mark dropped', () => {
-    assert.equal(decodeUtf8(Buffer.from('\ufeff{"a":"caf\u00e9"}')), '{"a":"caf\u00e9"}');
+  it('decode when they are UTF-8, a byte-order mark kept as sent', () => {
+    assert.equal(decodeUtf8(Buffer.from('{"a":"caf\u00e9"}')), '{"a":"caf\u00e9"}');
+    assert.equal(decodeUtf8(Buffer.from('\ufeffinstrument_id')), '\ufeffinstrument_id');
   });
 
   it('are a 400 invalid_encoding naming the offset and line of the first bad sequence', () => {

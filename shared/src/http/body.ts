@@ -7,8 +7,10 @@ export function mediaType(req: Request): string | undefined {
 }
 
 // fatal: bytes that are not UTF-8 are refused; the default decoder would replace them with U+FFFD
-// and store text the client never sent (docs/adr/0040-identifiers-as-people-read-them.md).
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// and store text the client never sent (docs/adr/0040-identifiers-as-people-read-them.md). A
+// byte-order mark stays in the text, as Buffer#toString kept it: JSON.parse refuses it, the CSV
+// reader skips it.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The body as text, or a 400 naming the first byte that is not UTF-8 and its line. */
 export function decodeUtf8(raw: Buffer): string {
@@ -55,8 +57,9 @@ export const isJson = (type: string | undefined): boolean => type === 'applicati
 
 /**
  * Decodes the raw body read by express.raw: JSON becomes a value (malformed JSON is a 400), text
- * becomes a string (bytes that are not UTF-8 are a 400 in both), anything else stays a Buffer and is refused after routing with a 415 unless
- * the operation accepts that media type. An empty body becomes undefined.
+ * becomes a string (bytes that are not UTF-8 are a 400 in both), anything else stays a Buffer and
+ * is refused after routing with a 415 unless the operation accepts that media type. An empty body
+ * becomes undefined.
  */
 export function decodeBody(req: Request, _res: Response, next: NextFunction): void {
   const raw = req.body as unknown;
