@@ -59,6 +59,23 @@ describe('data interface: hostile input is a 4xx problem and changes nothing', (
     assert.deepEqual(await stored(), { US0378331005: { note: 'kept' } });
   });
 
+  it('a CSV or JSON body that is not UTF-8: 400 invalid_encoding naming the byte and its line, nothing stored', async () => {
+    // "Müller" in Latin-1 on line 3: the ü is the single byte FC, never part of UTF-8.
+    const head = Buffer.from('instrument_id,note\nUS0378331005,changed\nIE00B4L5Y983,M');
+    const latin1 = Buffer.concat([head, Buffer.from([0xfc]), Buffer.from('ller\n')]);
+    const csv = await call(platform.dataUrl + CSV, { method: 'POST', rawBody: latin1, headers: { ...headers, 'content-type': 'text/csv' } });
+    assertProblem(csv, 400, 'invalid_encoding');
+    assert.match(csv.body.detail, new RegExp(`offset ${head.length} \\(line 3\\)`));
+    const json = Buffer.concat([
+      Buffer.from('{"data": [{"instrument_id": "US0378331005", "reference_data": {"note": "M'),
+      Buffer.from([0xfc]),
+      Buffer.from('ller"}}]}'),
+    ]);
+    const batch = await call(platform.dataUrl + BATCH, { method: 'POST', rawBody: json, headers: { ...headers, 'content-type': 'application/json' } });
+    assertProblem(batch, 400, 'invalid_encoding');
+    assert.deepEqual(await stored(), { US0378331005: { note: 'kept' } });
+  });
+
   it('a query parameter holding NUL: 400 invalid_parameter at the parameter', async () => {
     const res = await client.get(`/data/reference/universe/?universe_name=GLOBAL&fields=NAME&fields_extra=${encodeURIComponent('no\u0000te')}`);
     assertProblem(res, 400, 'invalid_parameter');

@@ -293,6 +293,13 @@ describe('ingest: vendor files to a reference file', function () {
     await writeFile(ragged, 'ISIN,NAME\nUS0378331005,"Apple, Inc."\nDE0007164600,SAP,extra\n');
     await assert.rejects(ingestReferenceData({ instruments: ragged }, { referenceDir }), /more or fewer fields than the header/);
     await assert.rejects(ingestReferenceData({ instruments: noName, universes: { 'bad name': noName } }, { referenceDir }), /not a code like ROBO/);
+    // A byte that is not UTF-8 (Latin-1 ü) fails the file naming its line, whether the sniffer samples it or not; never read as U+FFFD.
+    const latin1 = join(dir, 'latin1.csv');
+    const mueller = Buffer.concat([Buffer.from('DE0007164600,M'), Buffer.from([0xfc]), Buffer.from('ller AG\n')]);
+    await writeFile(latin1, Buffer.concat([Buffer.from('ISIN,NAME\nUS0378331005,Apple Inc.\n'), mueller]));
+    await assert.rejects(ingestReferenceData({ instruments: latin1 }, { referenceDir }), /latin1.csv cannot be read: line 3 is not UTF-8/);
+    await writeFile(latin1, Buffer.concat([Buffer.from(`ISIN,NAME\n${'US0378331005,Apple Inc.\n'.repeat(30_000)}`), mueller]));
+    await assert.rejects(ingestReferenceData({ instruments: latin1 }, { referenceDir }), /latin1.csv cannot be read: line 30002 is not UTF-8/);
     assert.deepEqual(
       (await readdir(referenceDir).catch(() => [])).filter((n) => n.endsWith('.duckdb')),
       [],

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import knex, { type Knex } from 'knex';
-import { migrationFolders, newUlid } from '@platform/shared';
+import { migrationFolders, newId, newUlid } from '@platform/shared';
 import { testWorkDir } from '@platform/test-support/database';
 import { migrateLatest, migrationFiles } from '../src/store/migrate.ts';
 
@@ -69,6 +69,7 @@ describe('database migrations: each package owns its tables, one command applies
         'management-service/015_pending_withdrawals_index.sql',
         'management-service/016_outbox_entity_index.sql',
         'management-service/017_broker_instructions_sent.sql',
+        'management-service/018_user_email_any_case.sql',
       ].filter((f) => names.includes(basename(f))),
     );
     for (const [, path] of files) {
@@ -123,6 +124,51 @@ describe('database migrations: each package owns its tables, one command applies
     } finally {
       await old.drop();
       await fresh.drop();
+      rmSync(before, { recursive: true, force: true });
+    }
+  });
+
+  it('018 makes e-mails unique whatever their case without failing on users that already differ only by case, and changes no user', async () => {
+    const before = mkdtempSync(join(testWorkDir(), 'migrations-before-018-'));
+    for (const [name, path] of await migrationFiles()) if (name < '018_user_email_any_case.sql') copyFileSync(path, join(before, name));
+    const old = await emptyDatabase();
+    try {
+      await migrateLatest(old.db, [before]);
+      await old.db.raw(`insert into tenants (id, name) values ('bank', 'Bank'), ('shop', 'Shop')`);
+      const insertUser = (tenant: string, email: string, at: string) =>
+        old.db.raw(`insert into entities (tenant_id, id, type, version, doc, created_at, version_at) values (?, ?, 'users', 1, ?::jsonb, ?, ?)`, [
+          tenant,
+          newId('U'),
+          JSON.stringify({ email }),
+          at,
+          at,
+        ]);
+      await insertUser('bank', 'eve.S@ex.com', '2024-01-01T00:00:00Z');
+      await insertUser('bank', 'Eve.S@EX.com', '2024-02-01T00:00:00Z');
+      await insertUser('bank', 'EVE.S@EX.COM', '2024-03-01T00:00:00Z');
+      await insertUser('shop', 'eve.s@ex.com', '2024-01-15T00:00:00Z');
+      const users = () => old.db('entities').select('tenant_id', 'id', 'doc').orderBy('id');
+      const stored = await users();
+
+      assert.deepEqual(await migrateLatest(old.db), ['018_user_email_any_case.sql'], 'applied despite the duplicates');
+      assert.deepEqual(await users(), stored, 'no user changed');
+      const { rows } = await old.db.raw(`select indexdef from pg_indexes where indexname in ('entities_user_email', 'entities_user_email_any_case')`);
+      assert.equal(rows.length, 1);
+      assert.match(rows[0].indexdef, /lower/);
+
+      const taken = insertUser('bank', 'eve.s@EX.com', '2024-04-01T00:00:00Z');
+      await assert.rejects(taken, (error: { code?: string; constraint?: string }) => {
+        assert.equal(error.code, '23505');
+        assert.equal(error.constraint, 'entities_user_email_any_case');
+        return true;
+      });
+      await insertUser('bank', 'adam@ex.com', '2024-04-01T00:00:00Z');
+      await insertUser('shop', 'adam@ex.com', '2024-04-01T00:00:00Z');
+      assert.equal((await users()).length, stored.length + 2);
+      const { rows: rls } = await old.db.raw(`select relforcerowsecurity from pg_class where relname = 'entities'`);
+      assert.equal(rls[0].relforcerowsecurity, true, 'row-level security is forced again');
+    } finally {
+      await old.drop();
       rmSync(before, { recursive: true, force: true });
     }
   });

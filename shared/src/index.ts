@@ -21,3 +21,4 @@ export * from './http/rate-limit.ts';
 export * from './metrics.ts';
 export * from './tracing.ts';
 export * from './round-trips.ts';
+export * from './identifiers.ts';

@@ -1211,10 +1211,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Stable machine-readable error code. The same enum is used by the data interface contract (a unit test keeps both equal). Status per code: malformed_json 400, invalid_parameter 400, invalid_query 400, invalid_filter 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405, not_acceptable 406, duplicate_value 409, write_once_field 409, state_conflict 409, idempotency_in_flight 409, version_mismatch 412, payload_too_large 413, unsupported_media_type 415, validation_failed 422, unknown_field 422, idempotency_key_reused 422, rate_limited 429, internal_error 500, not_implemented 501, unavailable 503.
+         * @description Stable machine-readable error code. The same enum is used by the data interface contract (a unit test keeps both equal). Status per code: malformed_json 400, invalid_encoding 400, invalid_parameter 400, invalid_query 400, invalid_filter 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405, not_acceptable 406, duplicate_value 409, write_once_field 409, state_conflict 409, idempotency_in_flight 409, version_mismatch 412, payload_too_large 413, unsupported_media_type 415, validation_failed 422, unknown_field 422, idempotency_key_reused 422, rate_limited 429, internal_error 500, not_implemented 501, unavailable 503.
          * @enum {string}
          */
-        ErrorCode: "malformed_json" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
+        ErrorCode: "malformed_json" | "invalid_encoding" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
         /**
          * @description One contract violation of a request (the `loc/msg/type` list of the vendor).
          * @example {
@@ -1436,7 +1436,7 @@ export interface components {
         EntityMetadata: {
             /** @description Internal id: the type letter (U user, P portfolio, L goal, H horizon, Y policy, K risk profile, N suitability profile, T transaction, O optimization, J instrument group, Q questionnaire) followed by a ULID. Read-only. */
             id: string;
-            /** @description Id in the client's own system, unique per tenant and entity type when not null; null when not provided. */
+            /** @description Id in the client's own system, unique per tenant and entity type when not null (case-sensitive, stored in Unicode NFC); null when not provided. */
             external_id: string | null;
             /**
              * Format: date-time
@@ -1666,7 +1666,7 @@ export interface components {
             last_name?: string | null;
             /**
              * Format: email
-             * @description E-mail address. Unique per tenant (409 `duplicate_value`). Write-once: once set, a different value is a 409 `write_once_field`; the same value is accepted. Required when `create_idp_user=true` (422 otherwise).
+             * @description E-mail address, kept as sent. Unique per tenant whatever its case (409 `duplicate_value`). Write-once: once set, a different address is a 409 `write_once_field`; the same address, in any case, is accepted and the stored spelling kept. Required when `create_idp_user=true` (422 otherwise).
              */
             email?: string | null;
             /** @description Phone number in international format (`+` then 8–16 digits). Unique per tenant. Write-once like `email`. Required when `create_idp_user=true` (422 otherwise). */
@@ -1696,7 +1696,7 @@ export interface components {
             last_name?: string | null;
             /**
              * Format: email
-             * @description E-mail address. Unique per tenant (409 `duplicate_value`). Write-once: once set, a different value is a 409 `write_once_field`; the same value is accepted.
+             * @description E-mail address, kept as sent. Unique per tenant whatever its case (409 `duplicate_value`). Write-once: once set, a different address is a 409 `write_once_field`; the same address, in any case, is accepted and the stored spelling kept.
              */
             email?: string | null;
             /** @description Phone number in international format (`+` then 8–16 digits). Unique per tenant. Write-once like `email`. */
@@ -3996,7 +3996,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Malformed JSON (`malformed_json`), bad paging/version/embed parameter (`invalid_parameter`) or unparsable query expression (`invalid_query`). */
+        /** @description Malformed JSON (`malformed_json`), a body that is not UTF-8 (`invalid_encoding`), bad paging/version/embed parameter (`invalid_parameter`) or unparsable query expression (`invalid_query`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;

@@ -59,7 +59,13 @@ async function unreadable<T>(path: string, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    const message = (error as Error).message.split(/\n(Possible fixes|The search space used was):/)[0]!.trim();
+    const full = (error as Error).message;
+    // Bytes that are not UTF-8 fail the file rather than being read as U+FFFD; DuckDB's "Original
+    // Line" then shows a line before the bad one, so only the line number is kept
+    // (docs/adr/0040-identifiers-as-people-read-them.md).
+    const line = /Invalid unicode/i.test(full) ? /CSV Error on Line: (\d+)/.exec(full)?.[1] : undefined;
+    if (line) throw new Error(`${path} cannot be read: line ${line} is not UTF-8; save the file encoded as UTF-8.`, { cause: error });
+    const message = full.split(/\n(Possible fixes|The search space used was):/)[0]!.trim();
     throw new Error(`${path} cannot be read: ${message}`, { cause: error });
   }
 }

@@ -50,6 +50,9 @@ function bodyPrechecks(kinds: EntityKind[]): Map<string, (body: unknown) => void
   );
 }
 
+/** The body fields that name something in the client's or broker's systems (docs/adr/0040-identifiers-as-people-read-them.md). */
+const IDENTIFIER_FIELDS = ['external_id', 'email', 'brokerage_user_id', 'brokerage_portfolio_id'];
+
 /** The management interface: routes of contracts/management.openapi.yaml, handlers by operationId. */
 export async function createManagementApp(deps: ManagementDeps) {
   const definition = await loadContract('management');
@@ -86,6 +89,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     pages: { docs: docsPages(), ...(deps.console ? { console: consolePages(deps.console) } : {}) },
     ...deps.observability,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
+    identifierFields: IDENTIFIER_FIELDS,
     rateLimits: limits && {
       store: limits.store,
       limitsFor: async (request) =>

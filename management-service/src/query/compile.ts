@@ -82,14 +82,47 @@ export function compileQuery(query: Query, typeOf: (path: Path) => FieldType | u
     if (column) return { ...column, column: true };
     const type = typeOf(path);
     if (!type) throw new QueryError(at, `${path.join('.')} is not a field of this collection.`);
-    return { sql: documentField(path, type), type, column: false };
+    const sql = documentField(path, type);
+    return { sql: type === 'string' && FOLDED.has(path.join('.')) ? `lower(${sql})` : sql, type, column: false };
   };
 
-  const where = query.where ? condition(query.where, field) : { sql: 'true', bindings: [] };
+  const where = query.where ? condition(asStored(query.where), field) : { sql: 'true', bindings: [] };
   const keys = query.orderBy.map((key) => sortKey(key, field));
   const orderBy = { sql: [...keys.map((k) => k.sql), 'e.id asc'].join(', '), bindings: keys.flatMap((k) => k.bindings) };
   const select = query.select?.map(({ path, at }) => (field(path, at), path));
   return { where, orderBy, select, namesDeleted: mentionsDeleted(query.where) };
+}
+
+/** Identifiers compared as stored (docs/adr/0040-identifiers-as-people-read-them.md): NFC, e-mails without case. */
+const IDENTIFIERS = new Set(['external_id', 'email']);
+/** Compared in lower case on both sides; the SQL side is `lower(…)`. */
+const FOLDED = new Set(['email']);
+
+function asStored(c: Condition): Condition {
+  if ('items' in c) return { ...c, items: c.items.map(asStored) };
+  const name = c.path.join('.');
+  if (!IDENTIFIERS.has(name)) return c;
+  const stored = (v: Value): Value => {
+    if (v.kind !== 'string') return v;
+    const nfc = v.value.normalize('NFC');
+    return { kind: 'string', value: FOLDED.has(name) ? nfc.toLowerCase() : nfc };
+  };
+  // An external_id stored before identifiers were kept in NFC may be in another form: `eq` and `in`
+  // also find the form the query holds.
+  const withSent = (values: Value[]) => {
+    const all = [...values.map(stored), ...values];
+    return all.filter((v, i) => all.findIndex((w) => JSON.stringify(w) === JSON.stringify(v)) === i);
+  };
+  const folded = FOLDED.has(name);
+  if (c.type === 'compare') {
+    if (c.op === 'eq' && !folded && c.value.kind === 'string' && !hasWildcard(c.value.value)) {
+      const values = withSent([c.value]);
+      if (values.length > 1) return { type: 'in', path: c.path, values, at: c.at };
+    }
+    return { ...c, value: stored(c.value) };
+  }
+  if (c.type === 'in') return { ...c, values: folded ? c.values.map(stored) : withSent(c.values) };
+  return { ...c, from: stored(c.from), to: stored(c.to) };
 }
 
 function mentionsDeleted(c: Condition | undefined): boolean {

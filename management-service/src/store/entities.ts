@@ -46,10 +46,10 @@ export async function findEntity(
   return (await query.first()) as EntityRow | undefined;
 }
 
-/** Unique indexes of migrations/002_entities.sql and the field each protects. */
+/** Unique indexes of migrations/002_entities.sql (e-mail: 018_user_email_any_case.sql) and the field each protects. */
 const UNIQUE_FIELDS: Record<string, string> = {
   entities_external_id: 'external_id',
-  entities_user_email: 'email',
+  entities_user_email_any_case: 'email',
   entities_user_phone: 'phone',
 };
 

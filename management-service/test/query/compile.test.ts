@@ -41,3 +41,27 @@ describe('query compiler: neq next to a term that holds a value', () => {
     assert.match(where("name neq 'a*' and name neq null").sql, /^\(not coalesce\(\(\(e\.doc #>> '\{name\}'\) like \? escape/);
   });
 });
+
+describe('query compiler: identifiers compared as stored', () => {
+  const ids = (text: string) => compileQuery(parseQuery(text), (path) => (path.join('.') === 'email' ? 'string' : typeOf(path))).where;
+
+  it('compares external_id values in NFC, and in the form the query holds for ids stored before', () => {
+    const nfd = 'cafe\u0301';
+    const eq = ids(`external_id eq '${nfd}'`);
+    assert.equal(eq.sql, 'e.external_id = any(?::text[])');
+    assert.deepEqual(eq.bindings, [['caf\u00e9', nfd]]);
+    assert.deepEqual(ids(`external_id eq 'caf\u00e9'`).bindings, ['caf\u00e9'], 'an NFC value alone');
+    assert.deepEqual(ids(`external_id in ['${nfd}', 'x']`).bindings, [['caf\u00e9', 'x', nfd]]);
+    assert.deepEqual(ids(`external_id eq 'CRM-X'`).bindings, ['CRM-X'], 'case kept');
+  });
+
+  it('compares e-mails in lower case on both sides, wildcards included', () => {
+    const eq = ids(`email eq 'Eve.S@EX.com'`);
+    assert.equal(eq.sql, "(lower((e.doc #>> '{email}')) = ?::text)");
+    assert.deepEqual(eq.bindings, ['eve.s@ex.com']);
+    const like = ids(`email eq 'EVE.*'`);
+    assert.match(like.sql, /^\(lower\(\(e\.doc #>> '\{email\}'\)\) like \? escape/);
+    assert.deepEqual(like.bindings, ['eve.%']);
+    assert.deepEqual(ids(`name eq 'Eve'`).bindings, ['Eve'], 'other fields keep their case');
+  });
+});

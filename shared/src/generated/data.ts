@@ -402,7 +402,7 @@ export interface components {
          * @description Stable machine-readable error code (the same enum in both OpenAPI documents).
          * @enum {string}
          */
-        ErrorCode: "malformed_json" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
+        ErrorCode: "malformed_json" | "invalid_encoding" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
         /** @description RFC 9457 problem details with a stable `code`. */
         Problem: {
             /**
@@ -1025,7 +1025,7 @@ export interface components {
                 "application/json": components["schemas"]["CustomReferenceRemoveResponse"];
             };
         };
-        /** @description Malformed JSON (`malformed_json`), a smart-search / inspiration filter that does not parse (`invalid_filter`, detail names the position), or a query parameter that breaks its schema (`invalid_parameter`, `errors[].loc` names it). */
+        /** @description Malformed JSON (`malformed_json`), a body that is not UTF-8 (`invalid_encoding`), a smart-search / inspiration filter that does not parse (`invalid_filter`, detail names the position), or a query parameter that breaks its schema (`invalid_parameter`, `errors[].loc` names it). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;

@@ -15,6 +15,7 @@ import { applyRateLimits, type RateLimitStore, type RateLimitsFor } from './rate
 import { precompileRoutes } from './routes.ts';
 import { fastParseRequest } from './parse-request.ts';
 import { RequestState, requestState } from './request-state.ts';
+import { normaliseIdentifierFields } from './identifier-fields.ts';
 import { unstorableIssues } from './storable.ts';
 import { issuesProblem, validationProblem } from './validation.ts';
 
@@ -77,6 +78,12 @@ export type ApiAppOptions<P> = {
    * mistake whose contract message would mislead (it throws a domain error or a ProblemError).
    */
   beforeValidation?: (operationId: string, body: unknown) => void;
+  /**
+   * Names of the body fields that hold identifiers (`external_id`, `email`): at any depth, they are
+   * put into their stored form or refused with a 422 at their loc before the contract validates
+   * the body (docs/adr/0040-identifiers-as-people-read-them.md).
+   */
+  identifierFields?: readonly string[];
   /** A span per request continuing its `traceparent`, its trace id in the request's log lines (docs/adr/0024-observability.md). */
   tracing?: Tracing;
   /** Duration of each request by operationId and status. */
@@ -129,6 +136,7 @@ export function openApiBackend(definition: OpenAPIV3_1.Document): OpenAPIBackend
 export async function createApiApp<P extends { tenantId: string } | undefined>(options: ApiAppOptions<P>): Promise<express.Express> {
   const { logger } = options;
   const api = openApiBackend(options.definition);
+  const identifierFields = new Set(options.identifierFields ?? []);
 
   const toHandler =
     (handler: OperationHandler<P>): Handler =>
@@ -175,6 +183,7 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
       }
       if (c.security?.authorized || !c.operation.security?.length) {
         refuseUnstorable(c);
+        if (identifierFields.size > 0) refuseIdentifiers(c, identifierFields);
         options.beforeValidation?.(c.operation.operationId!, c.request.requestBody);
       }
     },
@@ -378,6 +387,12 @@ function refuseUnsupportedBody(operation: OpenAPIV3_1.OperationObject, req: Requ
  */
 function refuseUnstorable(c: Context): void {
   const issues = unstorableIssues({ path: c.request.params, query: c.request.query, body: c.request.requestBody });
+  if (issues.length > 0) throw issuesProblem(issues);
+}
+
+/** Identifiers in their stored form (NFC), or a 422 naming each one that is refused. */
+function refuseIdentifiers(c: Context, names: ReadonlySet<string>): void {
+  const issues = normaliseIdentifierFields(c.request.requestBody, names);
   if (issues.length > 0) throw issuesProblem(issues);
 }
 

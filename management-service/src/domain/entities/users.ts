@@ -1,3 +1,4 @@
+import { emailKey } from '@platform/shared';
 import { InvalidField, WriteOnceField } from '../errors.ts';
 import { jsonEqual, mergePatch, type Doc } from '../merge.ts';
 import type { EntityKind } from './kind.ts';
@@ -53,6 +54,16 @@ function beforeCreate(body: Doc, query: Record<string, unknown>): void {
   );
 }
 
+/**
+ * The stored address sent again in another case is the same address (docs/adr/0040-identifiers-as-people-read-them.md):
+ * accepted by the write-once rule, and the spelling stored first is kept.
+ */
+function sameEmailKept(current: Doc, patch: Doc): Doc {
+  const { email, ...rest } = patch;
+  const same = typeof email === 'string' && typeof current.email === 'string' && emailKey(email) === emailKey(current.email);
+  return same ? rest : patch;
+}
+
 export const users: EntityKind = {
   type: 'users',
   letter: 'U',
@@ -65,7 +76,7 @@ export const users: EntityKind = {
   beforeCreate,
   create: (body) => withDefaults(canonicalCounterAccount(body)),
   update: (current, body) => {
-    const patch = canonicalCounterAccount(body);
+    const patch = sameEmailKept(current, canonicalCounterAccount(body));
     for (const field of WRITE_ONCE) {
       if (Object.hasOwn(patch, field) && current[field] !== null && current[field] !== undefined && !jsonEqual(current[field], patch[field])) {
         throw new WriteOnceField(['body', field]);
