@@ -132,7 +132,7 @@ export const dataSettings = {
     parse: parsers.integer(100, 3_600_000),
   },
   SIMULATION_THREADS: {
-    description: `worker threads that run future performance simulations: a lone run keeps all of them busy, running runs share them in turn (default: the cores available, ${CORES} here)`,
+    description: `worker threads that run future performance simulations: a lone run keeps all of them busy, the tenants with runs in progress share them unit by unit (default: the cores available, ${CORES} here)`,
     default: CORES,
     parse: simulationThreads(CORES),
   },
