@@ -113,6 +113,30 @@ describe('simulations on worker threads', function () {
     inputsA.forEach((input, i) => assert.equal(bytes(outsA[i]!.values), bytes(simulate(input).values), `A's run ${i + 1}`));
   });
 
+  it("gives tenant B's one run as many units as tenant A's two runs together while both have units to run", async () => {
+    const events: UnitEvent[] = [];
+    // One thread: units are handed out only as the thread answers, so the order does not depend on timing.
+    const shared = pool(1, (event) => events.push(event));
+    const inputsA = [
+      { ...large(4), seed: 31 },
+      { ...large(4), seed: 32 },
+    ];
+    const runsA = inputsA.map((input) => shared.start(input, buildGrid(input), 'A').done);
+    await until(() => events.some((e) => e.event === 'done'), "A's runs are under way");
+    const inputB = { ...large(2), seed: 33 };
+    const outB = await shared.start(inputB, buildGrid(inputB), 'B').done;
+    await Promise.all(runsA);
+
+    const outs = events.filter((e) => e.event === 'out');
+    const first = outs.findIndex((e) => e.tenant === 'B');
+    const last = outs.findLastIndex((e) => e.tenant === 'B');
+    const during = outs.slice(first, last + 1);
+    const [a, b] = ['A', 'B'].map((tenant) => during.filter((e) => e.tenant === tenant).length);
+    // Taking turns by run instead would give A two units for each of B's.
+    assert.ok(a! <= b! + 1, `while B's run was in progress A got ${a} units and B ${b}: ${during.map((e) => e.tenant).join('')}`);
+    assert.equal(bytes(outB.values), bytes(simulate(inputB).values));
+  });
+
   it("drops the remaining units of a cancelled run of tenant B while tenant A's runs go on, and answers A's runs their own bytes", async () => {
     const events: UnitEvent[] = [];
     const shared = pool(2, (event) => events.push(event));
