@@ -136,6 +136,12 @@ export const dataSettings = {
     default: CORES,
     parse: simulationThreads(CORES),
   },
+  SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS: {
+    description:
+      "half-life of a simulation unit in its tenant's recent usage of the threads: a free thread takes the next unit of the tenant with the least, so a tenant arriving beside another's burst gets the threads until its usage catches up, and holds the bursting tenant back for at most about this long (docs/adr/0030-monte-carlo-threads.md)",
+    default: 30,
+    parse: parsers.integer(1, 3600),
+  },
   SIMULATION_QUEUE_PER_TENANT: {
     description:
       "future performance simulations one tenant may have waiting for a worker thread (beyond them: 429 rate_limited); the threads take the tenants' waiting runs in turn",

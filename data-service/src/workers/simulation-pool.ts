@@ -6,7 +6,7 @@ import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts'
 import type { Grid } from '../simulation/grid.ts';
 import { planRun, RunProgress, type RunPlan, type Unit } from '../simulation/run-plan.ts';
 import { allocateRun, stopRun, type RunArrays } from '../simulation/run-state.ts';
-import { SimulationTurns } from './simulation-turns.ts';
+import { SimulationTurns, type TurnsOptions } from './simulation-turns.ts';
 
 /** A simulation handed to the threads: its answer, and a way to stop it. */
 export type SimulationRun = {
@@ -30,7 +30,8 @@ export type SimulationPool = SimulationExecutor & { busyThreads: () => number };
 
 /** A unit handed to a thread (`out`) or answered by it (`done`), with the tenant of its run: the order of work, for tests. */
 export type UnitEvent = { event: 'out' | 'done'; tenant: string; thread: number; unit: Unit };
-export type PoolOptions = { observe?: (event: UnitEvent) => void };
+/** `turns`: the fair share's half-life and clock (simulation-turns.ts; defaults: 30 s, performance.now). */
+export type PoolOptions = { observe?: (event: UnitEvent) => void; turns?: TurnsOptions };
 
 /** What a thread gets: a unit of a run, with the run's input and shared arrays the first time it sees the run. */
 export type UnitMessage = { run: number; unit: Unit; setup?: RunSetup } | { forget: number };
@@ -75,11 +76,12 @@ function tsxApi(): string {
  *
  * Each run is cut into units (simulation/run-plan.ts: steps of a range of scenario blocks over a
  * chunk of steps, or the quantiles of a range of dates) over memory the threads share. A free
- * thread takes the next unit that may start of the tenant whose last unit was handed out longest
- * ago, and among that tenant's runs of the one whose last unit was (simulation-turns.ts). So a
- * lone run keeps every thread busy, tenants share the threads unit by unit (each unit is some tens
- * of milliseconds) however many runs each has in progress, and a run of a tenant that had none
- * gets the next unit handed out. A thread holds the unit it runs and the next one (AHEAD); units
+ * thread takes the next unit that may start of the tenant with the least recent usage (units
+ * handed out, decayed with a half-life), and among that tenant's runs of the one whose last unit
+ * was handed out longest ago (simulation-turns.ts). So a lone run keeps every thread busy, a
+ * tenant's share does not grow with its runs in progress, and a run of a tenant that arrives
+ * beside another's burst gets the next unit handed out and every thread until its usage catches
+ * up (each unit is some tens of milliseconds). A thread holds the unit it runs and the next one (AHEAD); units
  * go to the threads that hold the fewest. The answer is the same bytes whatever the number of
  * threads and whatever runs share them.
  *
@@ -93,7 +95,7 @@ export function simulationPool(threads: number, options: PoolOptions = {}): Simu
   const { observe } = options;
   const pool: Thread[] = [];
   const runs = new Map<number, Run>();
-  const turns = new SimulationTurns<Run>();
+  const turns = new SimulationTurns<Run>(options.turns);
   let ids = 0;
   let threadIds = 0;
   let closed = false;

@@ -1,20 +1,55 @@
 /**
  * Whose unit a free simulation thread takes next (pure bookkeeping, docs/adr/0030-monte-carlo-threads.md):
- * the tenants with runs in progress take turns unit by unit, and within a tenant its runs take
- * turns. A tenant with many runs therefore gets one unit per round like a tenant with one, and a
- * tenant whose first run arrives goes before every tenant that already had a unit, so its run
- * starts with the next unit handed out rather than after a whole run.
+ * fair share over recent time. Each tenant's usage is the units handed to it, each one's weight
+ * halving every `halfLifeMs` since it was handed out; the next unit goes to the tenant with a unit
+ * ready and the least usage, on a tie to the one whose last unit was handed out longest ago
+ * (a tenant that never had one first, by arrival), and within a tenant to its run whose last unit
+ * was. So a tenant that arrives beside another's burst gets every unit it has ready until its
+ * usage catches up with the burst's decayed usage; a tenant with many runs gets no more than one
+ * with one; and two tenants that both keep the threads busy converge to equal shares.
  *
  * `next` asks the runs in that order for a unit that may start (a run's units wait for each other:
- * simulation/run-plan.ts); a run or tenant with none ready is passed over, keeping its turn.
+ * simulation/run-plan.ts); a run or tenant with none ready is passed over, so the threads never
+ * idle while any run has a unit ready. A tenant keeps its usage after its runs end (its next run
+ * does not start afresh) until it has decayed below FORGET_BELOW.
  */
+
+/** Half-life of a unit's weight in a tenant's usage, unless configured (SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS). */
+export const DEFAULT_HALF_LIFE_MS = 30_000;
+/** Usage (units) below which a tenant with no run in progress is forgotten: it counts as new again. */
+export const FORGET_BELOW = 1e-3;
+
+export type TurnsOptions = {
+  halfLifeMs?: number;
+  /** Milliseconds on any monotonic scale: injected so that the rule is tested without timing. */
+  now?: () => number;
+};
+
+type TenantEntry = {
+  /** Usage as of `at`: decays by half every half-life after it. */
+  usage: number;
+  at: number;
+  /** Order number of its last unit (−1: none yet), runs in progress, when it came. */
+  turn: number;
+  runs: number;
+  arrival: number;
+};
+
 export class SimulationTurns<R> {
-  /** Per run: its tenant and the order number of its last unit (−1: none yet). */
+  /** Per run: its tenant, the order number of its last unit (−1: none yet), when it came. */
   private readonly runs = new Map<R, { tenant: string; turn: number; arrival: number }>();
-  /** Per tenant with runs in progress: the order number of its last unit (−1: none yet), its runs, when it came. */
-  private readonly tenants = new Map<string, { turn: number; runs: number; arrival: number }>();
+  private readonly tenants = new Map<string, TenantEntry>();
+  private readonly halfLifeMs: number;
+  private readonly now: () => number;
   private turns = 0;
   private arrivals = 0;
+
+  constructor(options: TurnsOptions = {}) {
+    const { halfLifeMs = DEFAULT_HALF_LIFE_MS, now = () => performance.now() } = options;
+    if (!(halfLifeMs > 0) || !Number.isFinite(halfLifeMs)) throw new RangeError(`halfLifeMs must be a positive number, not ${halfLifeMs}`);
+    this.halfLifeMs = halfLifeMs;
+    this.now = now;
+  }
 
   add(run: R, tenant: string): void {
     if (this.runs.has(run)) throw new Error('the run is already in progress');
@@ -22,41 +57,58 @@ export class SimulationTurns<R> {
     this.runs.set(run, { tenant, turn: -1, arrival });
     const entry = this.tenants.get(tenant);
     if (entry) entry.runs++;
-    // A tenant that comes back after its runs ended counts as new: what it had before is spent.
-    else this.tenants.set(tenant, { turn: -1, runs: 1, arrival });
+    else this.tenants.set(tenant, { usage: 0, at: this.now(), turn: -1, runs: 1, arrival });
   }
 
-  /** The run ended (answered, failed or cancelled): it takes no more turns. */
+  /** The run ended (answered, failed or cancelled): it takes no more turns; its tenant keeps its usage. */
   remove(run: R): void {
     const entry = this.runs.get(run);
     if (!entry) return;
     this.runs.delete(run);
-    const tenant = this.tenants.get(entry.tenant)!;
-    if (--tenant.runs === 0) this.tenants.delete(entry.tenant);
+    this.tenants.get(entry.tenant)!.runs--;
   }
 
   /**
-   * The first unit `ready` gives, asking the runs of the tenant whose last unit is oldest first
-   * (its runs by their own last unit, then by arrival); undefined when no run has one ready.
+   * The first unit `ready` gives, asking the runs of the tenant with the least usage first (see
+   * above); undefined when no run has one ready. The unit is charged to its tenant.
    */
   next<U>(ready: (run: R) => U | undefined): { run: R; unit: U } | undefined {
+    const at = this.now();
+    const usage = new Map<string, number>();
+    for (const [tenant, entry] of this.tenants) {
+      const now = this.decayed(entry, at);
+      if (entry.runs === 0 && now < FORGET_BELOW) this.tenants.delete(tenant);
+      else usage.set(tenant, now);
+    }
     const order = [...this.runs].sort(([, a], [, b]) => {
       const [ta, tb] = [this.tenants.get(a.tenant)!, this.tenants.get(b.tenant)!];
-      // Two new tenants have the same turn: the one that came first goes first, each one's runs together.
-      return ta.turn - tb.turn || ta.arrival - tb.arrival || a.turn - b.turn || a.arrival - b.arrival;
+      return usage.get(a.tenant)! - usage.get(b.tenant)! || ta.turn - tb.turn || ta.arrival - tb.arrival || a.turn - b.turn || a.arrival - b.arrival;
     });
     for (const [run, entry] of order) {
       const unit = ready(run);
       if (unit === undefined) continue;
+      const tenant = this.tenants.get(entry.tenant)!;
+      tenant.usage = usage.get(entry.tenant)! + 1;
+      tenant.at = at;
       entry.turn = this.turns;
-      this.tenants.get(entry.tenant)!.turn = this.turns++;
+      tenant.turn = this.turns++;
       return { run, unit };
     }
     return undefined;
   }
 
+  /** A tenant's usage now, in units (0 for a tenant not known): tests and diagnostics. */
+  usage(tenant: string): number {
+    const entry = this.tenants.get(tenant);
+    return entry ? this.decayed(entry, this.now()) : 0;
+  }
+
   /** Runs in progress: of one tenant, or of all. */
   count(tenant?: string): number {
     return tenant === undefined ? this.runs.size : (this.tenants.get(tenant)?.runs ?? 0);
+  }
+
+  private decayed(entry: TenantEntry, at: number): number {
+    return at <= entry.at ? entry.usage : entry.usage * 2 ** (-(at - entry.at) / this.halfLifeMs);
   }
 }
