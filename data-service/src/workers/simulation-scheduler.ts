@@ -40,7 +40,8 @@ const RUNS_PER_SLOT = 2;
 export type SchedulerOptions = {
   now?: () => number;
   /**
-   * `units` (the service's): tenants share the threads unit by unit (docs/adr/0030-monte-carlo-threads.md).
+   * `units` (the service's): tenants share the threads unit by unit, by fair share over their
+   * recent usage (docs/adr/0030-monte-carlo-threads.md).
    * `runs`: the former rule, kept for the benchmark to compare against: at most `slots` runs in
    * progress, a tenant's run waits for a whole run to end.
    */
@@ -51,8 +52,9 @@ export type SchedulerOptions = {
  * The fair queue of fair-queue.ts in front of the executor: a job leaves the queue when its
  * tenant's turn has come and it may start. A tenant's first run in progress starts while fewer
  * than RUNS_PER_SLOT × slots runs are in progress, its further ones only while fewer than `slots`
- * are (they add no speed beside other tenants, only memory); the executor then shares its threads
- * among the tenants unit by unit. A job whose client left is taken out of the queue, or its run is
+ * are (a tenant's share follows its usage, not its runs: they add no speed beside other tenants,
+ * only memory; the room kept for first runs lets a newcomer's run start at once and take the
+ * threads); the executor then shares its threads among the tenants unit by unit. A job whose client left is taken out of the queue, or its run is
  * cancelled (its remaining units are dropped).
  */
 export function simulationScheduler(executor: SimulationExecutor, perTenant: number, options: SchedulerOptions = {}): SimulationScheduler {
