@@ -317,8 +317,8 @@ try {
     ...table,
     '',
     `Fairness between tenants: tenant A sends ${BURST} simulations at once (${fairLabel}, other seeds; its queue set to ${BURST} so none is refused), tenant B one of the same size; the service's scheduler and pool (data-service/src/workers/) in the bench process on 2 threads. ` +
-      `B's run alone ${FAIR_REPS} times, then ${FAIR_REPS} times one after the other under A's burst (each one half of its time alone after A's runs started or after its previous answer), from the call to the answer; then A's clients leave. ` +
-      "Units: the service's rule, tenants with runs in progress share the threads unit by unit (docs/adr/0030-monte-carlo-threads.md). Whole runs: the former rule, at most one run per thread, so that B's run waits for one of A's to end. Target: B under the burst within 1.5× its time alone, units.",
+      `B's run alone ${FAIR_REPS} times, then ${FAIR_REPS} times one after the other under A's burst, each from a tenant with no recent usage (B1…B${FAIR_REPS}: the target is a tenant's single run), the first twice its time alone after A's runs started, the others half of it after the previous answer, from the call to the answer; then A's clients leave. ` +
+      "Units: the service's rule, tenants with runs in progress share the threads unit by unit, the next unit to the tenant with the least recent usage (docs/adr/0030-monte-carlo-threads.md). Whole runs: the former rule, at most one run per thread, so that B's run waits for one of A's to end. Target: B under the burst within 1.5× its time alone, units.",
     '',
     `| threads shared by | B alone median ms (each) | B under A's burst median ms (each) | under the burst / alone | target | met? | A's runs answered meanwhile |`,
     '|---|---|---|---|---|---|---|',

@@ -1,7 +1,8 @@
 // The fairness scenario of bench:montecarlo: tenant B's one simulation while tenant A's burst keeps
-// the threads busy, under the service's scheduling (tenants share the threads unit by unit) and
-// under the former one (at most one run per thread, a run waits for a whole run to end), side by
-// side in one process (data-service/src/workers/simulation-scheduler.ts, `sharing`).
+// the threads busy, under the service's scheduling (tenants share the threads unit by unit by fair
+// share over recent time) and under the former one (at most one run per thread, a run waits for a
+// whole run to end), side by side in one process (data-service/src/workers/simulation-scheduler.ts,
+// `sharing`).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { futurePerformanceAnswer } from '../../data-service/src/simulation/answer.ts';
 import { simulate, type SimulationInput } from '../../data-service/src/simulation/engine.ts';
@@ -36,10 +37,15 @@ async function until(condition: () => boolean): Promise<void> {
  * For each way of sharing: B's run alone `reps` times (the ways take turns, so that a change of the
  * machine's load hits both alike), then under A's burst of `burst` runs of the same size (other
  * seeds, all queued at once, the tenant's queue as long as the burst so none is refused) B's run
- * `reps` times, each half of B's idle time after A's runs started or after B's previous answer;
- * then A's clients leave (the rest of the burst is cancelled) before the next way. The pause matters
- * under whole runs: a run asked for at the instant B's previous one ends would take the thread that
- * run frees before A's next run, which no client over a network does.
+ * `reps` times, the first twice B's idle time after A's runs started (A's burst is under way), the
+ * others half of it after B's previous answer; then A's clients leave (the rest of the burst is
+ * cancelled) before the next way. The pause matters under whole runs: a run asked for at the
+ * instant B's previous one ends would take the thread that run frees before A's next run, which no
+ * client over a network does.
+ *
+ * Each of B's runs under the burst is that of a tenant with no recent usage (B1, B2, …): the target
+ * is a tenant's single run. One tenant sending runs back to back keeps the threads busy itself,
+ * and its share converges to an equal one (docs/adr/0030-monte-carlo-threads.md).
  */
 export async function measureFairness(
   input: SimulationInput,
@@ -55,9 +61,9 @@ export async function measureFairness(
     const answer = (out: ReturnType<typeof simulate>) => JSON.stringify(futurePerformanceAnswer(out, input.quantiles));
     const expected = answer(simulate(input, grid));
     const identical = new Map<Sharing, boolean>(ways.map((w) => [w, true]));
-    const runB = async (sharing: Sharing): Promise<number> => {
+    const runB = async (sharing: Sharing, tenant = 'B'): Promise<number> => {
       const started = performance.now();
-      const out = await schedulers.get(sharing)!.run('B', input, grid, new AbortController().signal);
+      const out = await schedulers.get(sharing)!.run(tenant, input, grid, new AbortController().signal);
       const ms = performance.now() - started;
       if (answer(out) !== expected) identical.set(sharing, false);
       return ms;
@@ -81,8 +87,8 @@ export async function measureFairness(
       const pause = median(idle.get(sharing)!) / 2;
       const underBurst: number[] = [];
       for (let r = 0; r < reps; r++) {
-        await sleep(pause);
-        underBurst.push(await runB(sharing));
+        await sleep(r === 0 ? 4 * pause : pause);
+        underBurst.push(await runB(sharing, `B${r + 1}`));
       }
       for (const client of clients) client.abort(new Error('the burst is called off'));
       const answered = (await Promise.all(runsA)).reduce((a: number, b) => a + b, 0);
