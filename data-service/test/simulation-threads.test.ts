@@ -113,27 +113,33 @@ describe('simulations on worker threads', function () {
     inputsA.forEach((input, i) => assert.equal(bytes(outsA[i]!.values), bytes(simulate(input).values), `A's run ${i + 1}`));
   });
 
-  it("gives tenant B's one run as many units as tenant A's two runs together while both have units to run", async () => {
+  it("hands tenant B's run every unit from its arrival until its usage catches up with tenant A's two runs, then shares", async () => {
     const events: UnitEvent[] = [];
-    // One thread: units are handed out only as the thread answers, so the order does not depend on timing.
-    const shared = pool(1, (event) => events.push(event));
+    // One thread, where units are handed out only as the thread answers, and a clock that stands
+    // still, so that a usage is the count of units: the order does not depend on timing.
+    const created = simulationPool(1, { observe: (event) => events.push(event), turns: { now: () => 0 } });
+    pools.push(created);
     const inputsA = [
       { ...large(4), seed: 31 },
       { ...large(4), seed: 32 },
     ];
-    const runsA = inputsA.map((input) => shared.start(input, buildGrid(input), 'A').done);
-    await until(() => events.some((e) => e.event === 'done'), "A's runs are under way");
-    const inputB = { ...large(2), seed: 33 };
-    const outB = await shared.start(inputB, buildGrid(inputB), 'B').done;
+    const runsA = inputsA.map((input) => created.start(input, buildGrid(input), 'A').done);
+    await until(() => events.filter((e) => e.event === 'done').length >= 6, "A's runs are under way");
+    const arrival = events.length;
+    const usageA = events.filter((e) => e.event === 'out').length;
+    const inputB = { ...large(3), seed: 33 };
+    const outB = await created.start(inputB, buildGrid(inputB), 'B').done;
     await Promise.all(runsA);
 
-    const outs = events.filter((e) => e.event === 'out');
-    const first = outs.findIndex((e) => e.tenant === 'B');
+    const outs = events.slice(arrival).filter((e) => e.event === 'out');
     const last = outs.findLastIndex((e) => e.tenant === 'B');
-    const during = outs.slice(first, last + 1);
-    const [a, b] = ['A', 'B'].map((tenant) => during.filter((e) => e.tenant === tenant).length);
-    // Taking turns by run instead would give A two units for each of B's.
-    assert.ok(a! <= b! + 1, `while B's run was in progress A got ${a} units and B ${b}: ${during.map((e) => e.tenant).join('')}`);
+    const unitsB = outs.filter((e) => e.tenant === 'B').length;
+    assert.ok(unitsB > usageA, `B's run (${unitsB} units) outlasts A's usage (${usageA}), so that both phases show`);
+    const order = outs.map((e) => e.tenant).join('');
+    assert.equal(order.slice(0, usageA), 'B'.repeat(usageA), `B has every unit until it has had as many as A: ${order}`);
+    const after = order.slice(usageA, last + 1);
+    const a = [...after].filter((t) => t === 'A').length;
+    assert.ok(a >= 1 && a <= after.length - a + 1, `then they share: ${after}`);
     assert.equal(bytes(outB.values), bytes(simulate(inputB).values));
   });
 

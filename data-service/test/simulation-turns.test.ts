@@ -105,6 +105,19 @@ describe('fair share of the simulation threads between tenants (decayed usage)',
     assert.equal(take(turns, 1, new Set(['a1', 'b1']))[0], undefined);
   });
 
+  it('gives a unit to be held ahead of a running one only to the tenant first in turn; a thread with nothing to run takes any', () => {
+    const { turns } = turnsWithClock();
+    turns.add('a1', 'A');
+    take(turns, 4);
+    turns.add('b1', 'B');
+    const blocked = (run: string) => (run === 'b1' ? undefined : `${run}-unit`);
+    // B is first in turn (no usage) but its unit is running: nothing to hold ahead, not A's.
+    assert.equal(turns.next(blocked, true), undefined);
+    assert.equal(turns.next(blocked)?.run, 'a1', 'an idle thread takes A’s unit');
+    assert.equal(turns.next((run) => `${run}-unit`, true)?.run, 'b1');
+    assert.equal(turns.usage('A'), 5, 'the refused hand-out charged nobody');
+  });
+
   it('keeps a tenant’s usage after its runs end, and forgets the tenant once its usage has decayed away', () => {
     const { turns, clock } = turnsWithClock();
     turns.add('a1', 'A');
@@ -128,11 +141,11 @@ describe('fair share of the simulation threads between tenants (decayed usage)',
     assert.equal(take(turns, 1)[0], 'b3');
   });
 
-  it('always serves, among the tenants with a unit ready, the one with the least decayed usage, on a tie the one served longest ago, and within it the run served longest ago (random workloads)', () => {
+  it('always serves, among the tenants with a unit ready, the one with the least decayed usage, on a tie the one served longest ago, and within it the run served longest ago; ahead of a running unit only the tenant first in turn (random workloads)', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('add' as const), tenant: fc.constantFrom('A', 'B', 'C') }),
       fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
-      fc.record({ kind: fc.constant('next' as const), blocked: fc.array(fc.nat({ max: 11 }), { maxLength: 6 }) }),
+      fc.record({ kind: fc.constant('next' as const), blocked: fc.array(fc.nat({ max: 11 }), { maxLength: 6 }), ahead: fc.boolean() }),
       // Whole half-lives, at most 40 of them: every usage stays exact in binary, so ties are ties.
       fc.record({ kind: fc.constant('wait' as const), halfLives: fc.constantFrom(0, 1, 2) }),
     );
@@ -172,13 +185,20 @@ describe('fair share of the simulation threads between tenants (decayed usage)',
             }
             const blocked = new Set(o.blocked.map((i) => runs[i]?.name));
             const ready = runs.filter((r) => !blocked.has(r.name));
-            const got = turns.next((run) => (blocked.has(run) ? undefined : run));
-            if (ready.length === 0) {
-              assert.equal(got, undefined);
+            const got = turns.next((run) => (blocked.has(run) ? undefined : run), o.ahead);
+            // Ahead of a running unit, only the tenant first in turn among all with runs in progress may have one.
+            const first = [...new Set(runs.map((r) => r.tenant))].sort((x, y) => {
+              const [tx, ty] = [tenantLast.get(x)!, tenantLast.get(y)!];
+              return usage(x) - usage(y) || tx.last - ty.last || tx.arrival - ty.arrival;
+            })[0];
+            const candidates = o.ahead ? ready.filter((r) => r.tenant === first) : ready;
+            if (candidates.length === 0) {
+              assert.equal(got, undefined, o.ahead ? `${got?.run} held ahead though ${first} is first in turn` : 'nothing was ready');
               continue;
             }
             assert.ok(got, 'a run had a unit ready');
             const chosen = runs.find((r) => r.name === got.run)!;
+            assert.ok(!o.ahead || chosen.tenant === first, `${chosen.name} held ahead though ${first} is first in turn`);
             const least = Math.min(...ready.map((r) => usage(r.tenant)));
             assert.equal(usage(chosen.tenant), least, `${chosen.name} of a tenant with more usage than another with a unit ready`);
             const mine = tenantLast.get(chosen.tenant)!;

@@ -81,8 +81,9 @@ function tsxApi(): string {
  * was handed out longest ago (simulation-turns.ts). So a lone run keeps every thread busy, a
  * tenant's share does not grow with its runs in progress, and a run of a tenant that arrives
  * beside another's burst gets the next unit handed out and every thread until its usage catches
- * up (each unit is some tens of milliseconds). A thread holds the unit it runs and the next one (AHEAD); units
- * go to the threads that hold the fewest. The answer is the same bytes whatever the number of
+ * up (each unit is some tens of milliseconds). A thread holds the unit it runs and the next one
+ * (AHEAD), the next one only of the tenant first in turn; units go to the threads that hold the
+ * fewest. The answer is the same bytes whatever the number of
  * threads and whatever runs share them.
  *
  * Cancelling a run hands out none of its units any more, marks it stopped in its shared memory
@@ -163,7 +164,8 @@ export function simulationPool(threads: number, options: PoolOptions = {}): Simu
       for (const thread of pool) if (thread.units.length < AHEAD && (!free || thread.units.length < free.units.length)) free = thread;
       const another = pool.length < threads && (!free || free.units.length > 0);
       if (!free && !another) return;
-      const next = turns.next((run) => run.progress.next());
+      // A unit to hold ahead of a running one goes only to the tenant first in turn (simulation-turns.ts).
+      const next = turns.next((run) => run.progress.next(), !another && free!.units.length > 0);
       if (!next) return;
       const thread = another ? spawn() : free!;
       thread.units.push(next);

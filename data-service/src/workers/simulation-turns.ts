@@ -71,8 +71,14 @@ export class SimulationTurns<R> {
   /**
    * The first unit `ready` gives, asking the runs of the tenant with the least usage first (see
    * above); undefined when no run has one ready. The unit is charged to its tenant.
+   *
+   * `ahead`: the unit is for a thread that is running one already, to hold until that one ends.
+   * Only the tenant first in turn may have it: another tenant's unit held there would run before
+   * the first tenant's next unit, which is usually not ready only because its previous one is
+   * still running, and the first tenant would get every other unit of each thread whatever its
+   * usage. A thread with nothing to run takes any tenant's unit.
    */
-  next<U>(ready: (run: R) => U | undefined): { run: R; unit: U } | undefined {
+  next<U>(ready: (run: R) => U | undefined, ahead = false): { run: R; unit: U } | undefined {
     const at = this.now();
     const usage = new Map<string, number>();
     for (const [tenant, entry] of this.tenants) {
@@ -84,7 +90,9 @@ export class SimulationTurns<R> {
       const [ta, tb] = [this.tenants.get(a.tenant)!, this.tenants.get(b.tenant)!];
       return usage.get(a.tenant)! - usage.get(b.tenant)! || ta.turn - tb.turn || ta.arrival - tb.arrival || a.turn - b.turn || a.arrival - b.arrival;
     });
+    const first = order[0]?.[1].tenant;
     for (const [run, entry] of order) {
+      if (ahead && entry.tenant !== first) break;
       const unit = ready(run);
       if (unit === undefined) continue;
       const tenant = this.tenants.get(entry.tenant)!;
