@@ -2,8 +2,12 @@
 // pool in the bench process) and POST /performance/future/ over HTTP (a data service started with
 // SIMULATION_THREADS=1 and one with 2) against a vectorised numpy implementation of the same model
 // (bench/baselines/montecarlo_numpy.py, run with python3 when numpy imports; skipped otherwise),
-// for 10,000 scenarios × 30 years × 2 asset classes, 5 quantiles, sampled monthly and daily.
-// `npm run bench:montecarlo` (BENCH_REPS / BENCH_DAILY_REPS change the 7 and 3 measured runs).
+// for 10,000 scenarios × 30 years × 2 asset classes, 5 quantiles, sampled monthly and daily; and
+// fairness: tenant B's run of 10 years daily while tenant A's burst of 50 runs holds the 2 threads,
+// with the threads shared by tenant unit by unit (the service's rule) and by whole runs (the former
+// rule), in this process (bench/lib/simulation-fairness.ts).
+// `npm run bench:montecarlo` (BENCH_REPS / BENCH_DAILY_REPS change the 7 and 3 measured runs,
+// BENCH_BURST and BENCH_FAIR_REPS the burst of 50 and B's 5 runs).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,9 +25,14 @@ import { simulationPool, type SimulationPool } from '../data-service/src/workers
 import { ensurePythonModule } from '@platform/test-support/os-packages';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
+import { measureFairness } from './lib/simulation-fairness.ts';
 
 const REPS = Number(process.env.BENCH_REPS ?? 7);
 const DAILY_REPS = Number(process.env.BENCH_DAILY_REPS ?? 3);
+const BURST = Number(process.env.BENCH_BURST ?? 50);
+const FAIR_REPS = Number(process.env.BENCH_FAIR_REPS ?? 5);
+/** Tenant B's time under A's burst over its time alone, with the threads shared unit by unit. */
+const FAIR_TARGET = 1.5;
 const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
 const log = (line: string) => console.log(`[bench] ${line}`);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -266,6 +275,17 @@ try {
       });
     }
   }
+  // Tenant B's run beside tenant A's burst, on 2 threads.
+  const fairRequest = { ...base, end_date: '2035-01-01', sample_frequency: 'D' as const };
+  const fair = inputOf(fairRequest);
+  const fairLabel = `10,000 scenarios × 10 years daily (${stepCount(fair.grid).toLocaleString('en')} steps) × 2 classes`;
+  const fairness = await measureFairness(fair.input, fair.grid, 2, BURST, FAIR_REPS, log);
+  for (const f of fairness) {
+    checks.push(
+      `${f.identical ? 'ok' : 'FAILED'}: fairness, threads shared by ${f.sharing}: each answer of B, alone and under A's burst, is byte-identical to simulate() in process for the same seed`,
+    );
+  }
+
   const loadAfter = loadavg();
   const spinAfter = { one: await coresFor(1), two: await coresFor(2) };
 
@@ -296,6 +316,17 @@ try {
     '',
     ...table,
     '',
+    `Fairness between tenants: tenant A sends ${BURST} simulations at once (${fairLabel}, other seeds; its queue set to ${BURST} so none is refused), tenant B one of the same size; the service's scheduler and pool (data-service/src/workers/) in the bench process on 2 threads. ` +
+      `B's run alone ${FAIR_REPS} times, then ${FAIR_REPS} times one after the other under A's burst, each from a tenant with no recent usage (B1…B${FAIR_REPS}: the target is a tenant's single run), the first twice its time alone after A's runs started, the others half of it after the previous answer, from the call to the answer; then A's clients leave. ` +
+      "Units: the service's rule, tenants with runs in progress share the threads unit by unit, the next unit to the tenant with the least recent usage (docs/adr/0030-monte-carlo-threads.md). Whole runs: the former rule, at most one run per thread, so that B's run waits for one of A's to end. Target: B under the burst within 1.5× its time alone, units.",
+    '',
+    `| threads shared by | B alone median ms (each) | B under A's burst median ms (each) | under the burst / alone | target | met? | A's runs answered meanwhile |`,
+    '|---|---|---|---|---|---|---|',
+    ...fairness.map(
+      (f) =>
+        `| ${f.sharing === 'units' ? 'units, by tenant (the service)' : 'whole runs (the former rule)'} | ${f.idle_median_ms} (${f.idle_ms.join(', ')}) | ${f.burst_median_ms} (${f.burst_ms.join(', ')}) | ${f.burst_over_idle}× | ${f.sharing === 'units' ? `≤ ${FAIR_TARGET}×` : '—'} | ${f.sharing === 'units' ? (f.burst_over_idle <= FAIR_TARGET ? 'met' : '**not met**') : '—'} | ${f.burst_runs_answered} |`,
+    ),
+    '',
     `Checks: ${checks.join('; ')}.`,
   ].join('\n');
   record(
@@ -307,6 +338,7 @@ try {
       load_after: loadAfter,
       spinning_threads_cores: { before: spinBefore, after: spinAfter },
       rows,
+      fairness: fairness.map((f) => ({ ...f, label: fairLabel, target_burst_over_idle: f.sharing === 'units' ? FAIR_TARGET : null })),
       checks,
     },
     markdown,

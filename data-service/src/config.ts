@@ -132,9 +132,15 @@ export const dataSettings = {
     parse: parsers.integer(100, 3_600_000),
   },
   SIMULATION_THREADS: {
-    description: `worker threads that run future performance simulations: a lone run keeps all of them busy, running runs share them in turn (default: the cores available, ${CORES} here)`,
+    description: `worker threads that run future performance simulations: a lone run keeps all of them busy, the tenants with runs in progress share them unit by unit (default: the cores available, ${CORES} here)`,
     default: CORES,
     parse: simulationThreads(CORES),
+  },
+  SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS: {
+    description:
+      "half-life of a simulation unit in its tenant's recent usage of the threads: a free thread takes the next unit of the tenant with the least, so a tenant arriving beside another's burst gets the threads until its usage catches up, and holds the bursting tenant back for at most about this long (docs/adr/0030-monte-carlo-threads.md)",
+    default: 30,
+    parse: parsers.integer(1, 3600),
   },
   SIMULATION_QUEUE_PER_TENANT: {
     description:

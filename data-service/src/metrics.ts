@@ -59,8 +59,8 @@ export function dataMetrics(registry: Registry, pool: pg.Pool, duck: DuckStore, 
     timedSimulations: (executor) => ({
       slots: executor.slots,
       close: () => executor.close(),
-      start: (input, grid) => {
-        const run = executor.start(input, grid);
+      start: (input, grid, tenant) => {
+        const run = executor.start(input, grid, tenant);
         const stop = simulations.startTimer();
         let cancelled = false;
         run.done.then(

@@ -62,7 +62,9 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       const consumer = { nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS, tracing, solved: metrics.solved };
       resources.add(await startOptimizerConsumer(consumer), (o) => o.stop());
     }
-    const executor = metrics.timedSimulations(simulationPool(config.SIMULATION_THREADS));
+    const executor = metrics.timedSimulations(
+      simulationPool(config.SIMULATION_THREADS, { turns: { halfLifeMs: 1000 * config.SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS } }),
+    );
     const simulations = resources.add(simulationScheduler(executor, config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({
       duck,

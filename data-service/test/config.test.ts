@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import { ConfigError } from '@platform/shared';
 import { loadDataConfig } from '../src/config.ts';
 
-// The data service's settings that are checked against the machine: SIMULATION_THREADS.
+// The data service's settings that are checked against the machine (SIMULATION_THREADS) and the
+// simulations' fair share (SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS).
 
 const required = { DUCKDB_PATH: '/tmp/data.duckdb', DATABASE_URL: 'postgres://h/db', NATS_URL: 'nats://h:4222' };
 const cores = availableParallelism();
@@ -27,6 +28,30 @@ describe('data service configuration: SIMULATION_THREADS', () => {
             ),
             error.problems[0],
           );
+          return true;
+        },
+        raw,
+      );
+    }
+  });
+});
+
+describe('data service configuration: SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS', () => {
+  it('defaults to 30 s and accepts whole seconds from 1 to an hour', () => {
+    assert.equal(loadDataConfig(required).SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS, 30);
+    for (const seconds of [1, 300, 3600]) {
+      assert.equal(loadDataConfig({ ...required, SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS: String(seconds) }).SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS, seconds);
+    }
+  });
+
+  it('refuses 0, more than an hour and anything but whole seconds, naming the setting', () => {
+    for (const raw of ['0', '3601', '0.5', 'thirty']) {
+      assert.throws(
+        () => loadDataConfig({ ...required, SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS: raw }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.equal(error.problems.length, 1);
+          assert.ok(error.problems[0]!.startsWith('SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS: '), error.problems[0]);
           return true;
         },
         raw,

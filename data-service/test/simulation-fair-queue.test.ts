@@ -89,6 +89,24 @@ describe('fair queue of simulations', () => {
     );
   });
 
+  it('takes only from tenants that may start a run, given their runs running; the others keep their place', () => {
+    const q = new FairQueue<string>(4);
+    for (const item of ['a1', 'a2', 'a3']) q.add('A', item);
+    const firstRunOnly = (_tenant: string, running: number) => running === 0;
+    assert.equal(q.take(firstRunOnly)?.item, 'a1');
+    assert.equal(q.take(firstRunOnly), undefined);
+    q.add('B', 'b1');
+    assert.equal(q.take(firstRunOnly)?.item, 'b1');
+    assert.deepEqual([q.runningCount(), q.waitingCount('A')], [2, 2]);
+    q.finished('A');
+    assert.equal(q.take(firstRunOnly)?.item, 'a2');
+    assert.equal(
+      q.take((tenant) => tenant !== 'A'),
+      undefined,
+    );
+    assert.equal(q.take()?.item, 'a3');
+  });
+
   it('Retry-After: about one round of the waiting tenants over the threads, whole seconds, at least 1', () => {
     assert.equal(retryAfterSeconds(1500, 1, 1), 2);
     assert.equal(retryAfterSeconds(1500, 4, 2), 3);

@@ -3,11 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 
-// POST /performance/future/ under load from several tenants, with one worker thread: each tenant's
-// runs wait in its own bounded queue, the thread takes the tenants in turn, a full queue is a 429,
-// and a run whose client leaves is taken out of the queue or stopped on the thread. Orders of
-// completion and the service's own counts are asserted, never durations. Runs sharing several
-// threads unit by unit: simulation-threads.test.ts.
+// POST /performance/future/ under load from several tenants, with one worker thread: a tenant's
+// further runs wait in its own bounded queue while another tenant's run starts at once and shares
+// the thread unit by unit, a full queue is a 429, and a run whose client leaves is taken out of the
+// queue or stopped on the thread. Orders of completion and the service's own counts are asserted,
+// never durations. The order of units on several threads: simulation-threads.test.ts; which runs
+// are in progress: simulation-scheduler.test.ts.
 
 const PATH = '/performance/future/';
 const QUEUE_PER_TENANT = 3;
@@ -57,7 +58,7 @@ describe('future performance: fairness between tenants and cancellation', functi
     }
   };
 
-  it("answers tenant B's tiny simulation before tenant A's queued large ones", async () => {
+  it("starts tenant B's tiny simulation at once beside tenant A's running one and answers it before A's queued ones", async () => {
     const finished: string[] = [];
     const track = (label: string, answer: Promise<{ status: number; text: string }>) =>
       answer.then((res) => {
@@ -72,10 +73,10 @@ describe('future performance: fairness between tenants and cancellation', functi
     runs.push(track('A3', simulate(a, large(7, 3))));
     await counts({ running: 1, waiting: 2 }, 'A2 and A3 wait');
     runs.push(track('B', simulate(b, TINY)));
-    await counts({ running: 1, waiting: 3 }, 'B waits');
+    await counts({ running: 2, waiting: 2 }, "B's run is in progress beside A1; A2 and A3 wait");
     await Promise.all(runs);
-    // First come, first served would be A1, A2, A3, B. B may even pass A1, which shares the threads
-    // with it once it arrives (docs/adr/0030-monte-carlo-threads.md); it never waits for A2 and A3.
+    // First come, first served would be A1, A2, A3, B. B shares the thread with A1 from its arrival
+    // (docs/adr/0030-monte-carlo-threads.md); it never waits for a whole run of A.
     assert.deepEqual(
       finished.filter((label) => label !== 'B'),
       ['A1', 'A2', 'A3'],
@@ -98,7 +99,7 @@ describe('future performance: fairness between tenants and cancellation', functi
     assert.deepEqual(platform.dataService.simulations(), { running: 1, waiting: QUEUE_PER_TENANT }, 'the refused run is not queued');
 
     const other = simulate(b, TINY);
-    await counts({ running: 1, waiting: QUEUE_PER_TENANT + 1 }, "B's run waits beside A's");
+    await counts({ running: 2, waiting: QUEUE_PER_TENANT }, "B's run is in progress beside A's at once");
     // A's clients leave: their runs leave the queue and the running one stops; B's is answered.
     stop.abort();
     const answer = await other;

@@ -46,10 +46,14 @@ export class FairQueue<T> {
     return true;
   }
 
-  /** The next item to run, counted as running for its tenant until `finished`; undefined when none waits. */
-  take(): { tenant: string; item: T } | undefined {
+  /**
+   * The next item to run, counted as running for its tenant until `finished`; undefined when none
+   * waits. With `may`, only tenants for which it holds, given their runs running, are considered.
+   */
+  take(may?: (tenant: string, running: number) => boolean): { tenant: string; item: T } | undefined {
     let best: { tenant: string; last: number; arrival: number } | undefined;
     for (const [tenant, queue] of this.waiting) {
+      if (may && !may(tenant, this.running.get(tenant) ?? 0)) continue;
       const last = this.lastStarted.get(tenant) ?? -1;
       const arrival = queue[0]!.arrival;
       if (!best || last < best.last || (last === best.last && arrival < best.arrival)) best = { tenant, last, arrival };

@@ -6,6 +6,7 @@ import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts'
 import type { Grid } from '../simulation/grid.ts';
 import { planRun, RunProgress, type RunPlan, type Unit } from '../simulation/run-plan.ts';
 import { allocateRun, stopRun, type RunArrays } from '../simulation/run-state.ts';
+import { SimulationTurns, type TurnsOptions } from './simulation-turns.ts';
 
 /** A simulation handed to the threads: its answer, and a way to stop it. */
 export type SimulationRun = {
@@ -14,15 +15,23 @@ export type SimulationRun = {
   cancel: (reason: unknown) => void;
 };
 
-/** Runs simulations off the event loop; `slots` of them at a time share its threads. */
+/**
+ * Runs simulations off the event loop on `slots` threads, which the tenants of the runs in progress
+ * share unit by unit. Runs started without a tenant share them as runs of one tenant.
+ */
 export type SimulationExecutor = {
   slots: number;
-  start: (input: SimulationInput, grid: Grid) => SimulationRun;
+  start: (input: SimulationInput, grid: Grid, tenant?: string) => SimulationRun;
   close: () => Promise<void>;
 };
 
 /** The pool, and how many of its threads are working on a unit right now, of a cancelled run too (tests and diagnostics). */
 export type SimulationPool = SimulationExecutor & { busyThreads: () => number };
+
+/** A unit handed to a thread (`out`) or answered by it (`done`), with the tenant of its run: the order of work, for tests. */
+export type UnitEvent = { event: 'out' | 'done'; tenant: string; thread: number; unit: Unit };
+/** `turns`: the fair share's half-life and clock (simulation-turns.ts; defaults: 30 s, performance.now). */
+export type PoolOptions = { observe?: (event: UnitEvent) => void; turns?: TurnsOptions };
 
 /** What a thread gets: a unit of a run, with the run's input and shared arrays the first time it sees the run. */
 export type UnitMessage = { run: number; unit: Unit; setup?: RunSetup } | { forget: number };
@@ -32,16 +41,15 @@ export type UnitReply = { run: number; error?: string };
 
 type Run = {
   id: number;
+  tenant: string;
   setup: RunSetup;
   progress: RunProgress;
   resolve: (out: SimulationOutput) => void;
   reject: (error: unknown) => void;
   settled: boolean;
-  /** Order number of the last unit it was given (−1: none yet): the runs take turns. */
-  turn: number;
 };
 /** A worker and the units it was given, oldest first: the one it runs and at most AHEAD - 1 waiting. */
-type Thread = { worker: Worker; units: { run: Run; unit: Unit }[]; knows: Set<number> };
+type Thread = { id: number; worker: Worker; units: { run: Run; unit: Unit }[]; knows: Set<number> };
 
 /**
  * Units a thread holds at most: the one it runs and the next, so that it can start the next one
@@ -68,23 +76,29 @@ function tsxApi(): string {
  *
  * Each run is cut into units (simulation/run-plan.ts: steps of a range of scenario blocks over a
  * chunk of steps, or the quantiles of a range of dates) over memory the threads share. A free
- * thread takes the next unit that may start from the run whose last unit was handed out longest
- * ago, so a lone run keeps every thread busy and two runs share the threads unit by unit (each unit
- * is some tens of milliseconds). A thread holds the unit it runs and the next one (AHEAD); units
- * go to the threads that hold the fewest. The answer is the same bytes whatever the number of
- * threads.
+ * thread takes the next unit that may start of the tenant with the least recent usage (units
+ * handed out, decayed with a half-life), and among that tenant's runs of the one whose last unit
+ * was handed out longest ago (simulation-turns.ts). So a lone run keeps every thread busy, a
+ * tenant's share does not grow with its runs in progress, and a run of a tenant that arrives
+ * beside another's burst gets the next unit handed out and every thread until its usage catches
+ * up (each unit is some tens of milliseconds). A thread holds the unit it runs and the next one
+ * (AHEAD), the next one only of the tenant first in turn; units go to the threads that hold the
+ * fewest. The answer is the same bytes whatever the number of
+ * threads and whatever runs share them.
  *
  * Cancelling a run hands out none of its units any more, marks it stopped in its shared memory
  * (a unit a thread holds ahead then does nothing) and rejects its answer at once; a unit already
  * running finishes and is dropped. Workers start on first use and stay; one that fails fails the
  * runs whose units it held and is replaced.
  */
-export function simulationPool(threads: number): SimulationPool {
+export function simulationPool(threads: number, options: PoolOptions = {}): SimulationPool {
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a whole number ≥ 1, not ${threads}`);
+  const { observe } = options;
   const pool: Thread[] = [];
   const runs = new Map<number, Run>();
+  const turns = new SimulationTurns<Run>(options.turns);
   let ids = 0;
-  let turns = 0;
+  let threadIds = 0;
   let closed = false;
 
   const spawn = (): Thread => {
@@ -95,7 +109,7 @@ export function simulationPool(threads: number): SimulationPool {
       : `import(${JSON.stringify(WORKER.href)})`;
     const worker = new Worker(source, { eval: true });
     worker.unref();
-    const thread: Thread = { worker, units: [], knows: new Set() };
+    const thread: Thread = { id: threadIds++, worker, units: [], knows: new Set() };
     worker.on('message', (reply: UnitReply) => finishedUnit(thread, reply.error));
     const fail = (error: unknown) => {
       const index = pool.indexOf(thread);
@@ -117,6 +131,7 @@ export function simulationPool(threads: number): SimulationPool {
     if (run.settled) return;
     run.settled = true;
     runs.delete(run.id);
+    turns.remove(run);
     stopRun(run.setup.arrays);
     for (const thread of pool) {
       if (thread.knows.delete(run.id)) thread.worker.postMessage({ forget: run.id } satisfies UnitMessage);
@@ -129,6 +144,7 @@ export function simulationPool(threads: number): SimulationPool {
   const finishedUnit = (thread: Thread, error?: string) => {
     // A worker answers its units in the order it got them.
     const working = thread.units.shift();
+    if (working) observe?.({ event: 'done', tenant: working.run.tenant, thread: thread.id, unit: working.unit });
     if (working && !working.run.settled) {
       const { run, unit } = working;
       if (error !== undefined) settle(run, new Error(`simulation failed: ${error}`));
@@ -140,7 +156,7 @@ export function simulationPool(threads: number): SimulationPool {
     dispatch();
   };
 
-  /** Hands units to the threads that hold the fewest (starting threads up to `threads`), runs taking turns. */
+  /** Hands units to the threads that hold the fewest (starting threads up to `threads`), tenants and their runs taking turns. */
   const dispatch = () => {
     while (!closed) {
       // The thread that holds the fewest units, or a new one while every thread works and fewer than `threads` exist.
@@ -148,18 +164,12 @@ export function simulationPool(threads: number): SimulationPool {
       for (const thread of pool) if (thread.units.length < AHEAD && (!free || thread.units.length < free.units.length)) free = thread;
       const another = pool.length < threads && (!free || free.units.length > 0);
       if (!free && !another) return;
-      let next: { run: Run; unit: Unit } | undefined;
-      for (const run of [...runs.values()].sort((a, b) => a.turn - b.turn || a.id - b.id)) {
-        const unit = run.progress.next();
-        if (unit) {
-          next = { run, unit };
-          break;
-        }
-      }
+      // A unit to hold ahead of a running one goes only to the tenant first in turn (simulation-turns.ts).
+      const next = turns.next((run) => run.progress.next(), !another && free!.units.length > 0);
       if (!next) return;
       const thread = another ? spawn() : free!;
-      next.run.turn = turns++;
       thread.units.push(next);
+      observe?.({ event: 'out', tenant: next.run.tenant, thread: thread.id, unit: next.unit });
       const setup = thread.knows.has(next.run.id) ? undefined : next.run.setup;
       thread.knows.add(next.run.id);
       thread.worker.postMessage({ run: next.run.id, unit: next.unit, setup } satisfies UnitMessage);
@@ -169,7 +179,7 @@ export function simulationPool(threads: number): SimulationPool {
   return {
     slots: threads,
     busyThreads: () => pool.filter((t) => t.units.length > 0).length,
-    start: (input, grid) => {
+    start: (input, grid, tenant = '') => {
       let resolve!: (out: SimulationOutput) => void;
       let reject!: (error: unknown) => void;
       const done = new Promise<SimulationOutput>((ok, fail) => {
@@ -181,12 +191,13 @@ export function simulationPool(threads: number): SimulationPool {
         if (closed) throw new Error('the simulation pool is closed');
         const plan = planRun(grid, input.scenarios, input.weights.length);
         const setup = { input, grid, plan, arrays: allocateRun(input, grid, plan, 'shared') };
-        run = { id: ids++, setup, progress: new RunProgress(plan, threads), resolve, reject, settled: false, turn: -1 };
+        run = { id: ids++, tenant, setup, progress: new RunProgress(plan, threads), resolve, reject, settled: false };
       } catch (error) {
         reject(error);
         return { done, cancel: () => undefined };
       }
       runs.set(run.id, run);
+      turns.add(run, tenant);
       dispatch();
       return { done, cancel: (reason) => settle(run, reason) };
     },

@@ -1,4 +1,4 @@
-// Simulations on worker threads: a fair queue per tenant, cancelled when the client leaves.
+// Simulations on worker threads: a fair queue per tenant, tenants sharing the threads unit by unit, cancelled when the client leaves.
 import { TooManyWaiting } from '../domain/errors.ts';
 import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts';
 import type { Grid } from '../simulation/grid.ts';
@@ -32,19 +32,47 @@ type Job = {
 const SMOOTHING = 0.2;
 
 /**
- * The fair queue of fair-queue.ts in front of the executor's slots: a job leaves the queue when a
- * slot is free and its tenant's turn has come. A job whose client left is taken out of the queue,
- * or its run is cancelled (the executor stops its thread).
+ * Runs in progress at most, per thread. Each holds its row buffer (up to 16 MiB) until it ends;
+ * twice the threads lets as many tenants as threads arrive beside a tenant that fills them all.
  */
-export function simulationScheduler(executor: SimulationExecutor, perTenant: number, now: () => number = () => performance.now()): SimulationScheduler {
+const RUNS_PER_SLOT = 2;
+
+export type SchedulerOptions = {
+  now?: () => number;
+  /**
+   * `units` (the service's): tenants share the threads unit by unit, by fair share over their
+   * recent usage (docs/adr/0030-monte-carlo-threads.md).
+   * `runs`: the former rule, kept for the benchmark to compare against: at most `slots` runs in
+   * progress, a tenant's run waits for a whole run to end.
+   */
+  sharing?: 'units' | 'runs';
+};
+
+/**
+ * The fair queue of fair-queue.ts in front of the executor: a job leaves the queue when its
+ * tenant's turn has come and it may start. A tenant's first run in progress starts while fewer
+ * than RUNS_PER_SLOT × slots runs are in progress, its further ones only while fewer than `slots`
+ * are (a tenant's share follows its usage, not its runs: they add no speed beside other tenants,
+ * only memory; the room kept for first runs lets a newcomer's run start at once and take the
+ * threads); the executor then shares its threads among the tenants unit by unit. A job whose client left is taken out of the queue, or its run is
+ * cancelled (its remaining units are dropped).
+ */
+export function simulationScheduler(executor: SimulationExecutor, perTenant: number, options: SchedulerOptions = {}): SimulationScheduler {
+  const { now = () => performance.now(), sharing = 'units' } = options;
   const queue = new FairQueue<Job>(perTenant);
+  const slots = executor.slots;
+  const mayStart =
+    sharing === 'runs'
+      ? () => queue.runningCount() < slots
+      : (_tenant: string, running: number) => queue.runningCount() < (running === 0 ? RUNS_PER_SLOT * slots : slots);
   // Until a run finished, a guess: the README's monthly 30-year run takes a fraction of a second.
   let averageRunMs = 1000;
   let closed = false;
 
   const startRun = (tenant: string, job: Job) => {
     const started = now();
-    const run = (job.run = executor.start(job.input, job.grid));
+    // Whole runs: the executor shares its threads between the runs alone, as it did under that rule.
+    const run = (job.run = sharing === 'runs' ? executor.start(job.input, job.grid) : executor.start(job.input, job.grid, tenant));
     run.done
       .then(
         (out) => {
@@ -60,8 +88,8 @@ export function simulationScheduler(executor: SimulationExecutor, perTenant: num
   };
 
   const pump = () => {
-    while (!closed && queue.runningCount() < executor.slots) {
-      const next = queue.take();
+    while (!closed) {
+      const next = queue.take(mayStart);
       if (!next) return;
       startRun(next.tenant, next.item);
     }
