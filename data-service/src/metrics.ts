@@ -61,7 +61,7 @@ export function dataMetrics(registry: Registry, pool: pg.Pool, duck: DuckStore, 
     solved: (status, seconds) => solves.observe({ status }, seconds),
     watchOptimizer: (stats, busyThreads) => {
       new Gauge({
-        name: 'optimizer_requests',
+        name: 'optimizer_requests_held',
         help: "Optimizer requests this replica holds: solving on a thread, and waiting in the tenants' queues for one",
         labelNames: ['state'],
         registers: [registry],
