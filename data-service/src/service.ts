@@ -65,6 +65,8 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       const threads = options.optimizerExecutor
         ? undefined
         : optimizerPool(config.OPTIMIZER_THREADS, { timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
+      // A thread that cannot load the solver stops the start, as the solver on the event loop did.
+      if (threads) await resources.add(threads, (t) => t.close()).ready();
       const executor = options.optimizerExecutor ?? threads!;
       const scheduler = optimizerScheduler(executor, config.OPTIMIZER_QUEUE_PER_TENANT);
       metrics.watchOptimizer(scheduler.stats, threads?.busyThreads);

@@ -11,14 +11,18 @@ export type OptimizerExecutor = {
   close: () => Promise<void>;
 };
 
-/** The pool, and how many of its threads are solving right now (metrics, tests). */
-export type OptimizerPool = OptimizerExecutor & { busyThreads: () => number };
+/**
+ * The pool; `ready` settles once every thread loaded the solver (rejects when one could not: the
+ * service does not start), `busyThreads` counts the threads solving right now (metrics, tests).
+ */
+export type OptimizerPool = OptimizerExecutor & { ready: () => Promise<void>; busyThreads: () => number };
 
 export type SolveMessage = { id: number; request: OptimizerRequest; facts: ReadonlyMap<string, InstrumentFacts> };
-export type SolveReply = { id: number; outcome: Outcome } | { id: number; error: string };
+/** A thread's answer to a request, or whether it loaded the solver (once, first). */
+export type SolveReply = { id: number; outcome: Outcome } | { id: number; error: string } | { ready: true } | { ready: false; error: string };
 
 type Job = SolveMessage & { resolve: (outcome: Outcome) => void; reject: (error: unknown) => void };
-type Thread = { worker: Worker; job?: Job };
+type Thread = { worker: Worker; job?: Job; loaded: Promise<void> };
 
 const WORKER = new URL('./optimizer-worker.ts', import.meta.url);
 
@@ -28,7 +32,7 @@ const WORKER = new URL('./optimizer-worker.ts', import.meta.url);
  * every request of the replica, the health checks included. Each thread loads the WebAssembly
  * once and solves one request at a time; requests beyond the free threads wait here in arrival
  * order (the fair order between tenants is the caller's: optimizer-scheduler.ts). Threads start
- * on first use and stay; one that fails fails the request it held and is replaced.
+ * with the pool and stay; one that fails fails the request it held and is replaced when needed.
  */
 export function optimizerPool(threads: number, options: { timeLimitSeconds?: number } = {}): OptimizerPool {
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a whole number ≥ 1, not ${threads}`);
@@ -41,8 +45,16 @@ export function optimizerPool(threads: number, options: { timeLimitSeconds?: num
   const spawn = (): Thread => {
     const worker = moduleWorker(WORKER, workerData);
     worker.unref();
-    const thread: Thread = { worker };
+    let loaded!: (error?: string) => void;
+    const thread: Thread = {
+      worker,
+      loaded: new Promise<void>((resolve, reject) => {
+        loaded = (error) => (error === undefined ? resolve() : reject(new Error(`the optimizer thread could not load the solver: ${error}`)));
+      }),
+    };
+    thread.loaded.catch(() => undefined);
     worker.on('message', (reply: SolveReply) => {
+      if ('ready' in reply) return loaded(reply.ready ? undefined : reply.error);
       const job = thread.job;
       thread.job = undefined;
       if (job && job.id === reply.id) {
@@ -52,6 +64,7 @@ export function optimizerPool(threads: number, options: { timeLimitSeconds?: num
       dispatch();
     });
     const fail = (error: unknown) => {
+      loaded(error instanceof Error ? error.message : `exited with ${String(error)}`);
       const index = pool.indexOf(thread);
       if (index < 0) return;
       pool.splice(index, 1);
@@ -77,8 +90,14 @@ export function optimizerPool(threads: number, options: { timeLimitSeconds?: num
     }
   };
 
+  // Every thread starts now: the first requests do not wait for a thread to load the solver.
+  for (let i = 0; i < threads; i++) spawn();
+
   return {
     slots: threads,
+    ready: async () => {
+      await Promise.all(pool.map((t) => t.loaded));
+    },
     busyThreads: () => pool.filter((t) => t.job).length,
     solve: (request, facts) =>
       new Promise<Outcome>((resolve, reject) => {

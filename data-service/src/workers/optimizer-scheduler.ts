@@ -20,9 +20,9 @@ const SMOOTHING = 0.2;
  * The fair queue of fair-queue.ts in front of the executor's slots (docs/adr/0020-optimizer-model.md):
  * a request leaves its tenant's queue when a slot is free and its tenant's turn has come, so a
  * tenant that sent hundreds of requests gets one slot per round like every other tenant. Its facts
- * are read while it waits. A tenant whose queue holds `perTenant` requests is refused with the time
- * after which its queue will probably have room: about its waiting requests' turns, one solve per
- * waiting tenant and slot each.
+ * are read while it waits. A tenant whose queue holds `perTenant` requests is refused with a time
+ * to come back: between half and all of the time its queue takes to drain, its waiting requests'
+ * turns of one solve per waiting tenant and slot each.
  */
 export function optimizerScheduler(
   executor: OptimizerExecutor,
@@ -63,9 +63,10 @@ export function optimizerScheduler(
       new Promise((resolve, reject) => {
         if (closed) return reject(new OptimizerClosed());
         if (queue.waitingCount(tenant) >= perTenant) {
-          const rounds = (queue.waitingCount(tenant) * Math.max(1, queue.tenantsWaiting())) / executor.slots;
-          // Spread over half a round again, so that the refused requests do not all come back at once.
-          return reject(new TenantQueueFull(Math.ceil(averageMs * rounds * (1 + clock.random() / 2))));
+          const drained = (averageMs * queue.waitingCount(tenant) * Math.max(1, queue.tenantsWaiting())) / executor.slots;
+          // Back between half and all of the time its queue takes to drain, spread: they trickle back
+          // while the queue still holds some, so the threads do not wait for them.
+          return reject(new TenantQueueFull(Math.ceil(drained * (0.5 + clock.random() / 2))));
         }
         const job: Job = { request, facts: Promise.resolve().then(facts), resolve, reject };
         // Read now and awaited when its turn comes; a failure is the job's answer, not an unhandled rejection.

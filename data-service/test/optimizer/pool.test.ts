@@ -66,6 +66,8 @@ describe('optimizer worker threads', function () {
     assert.match(expected.at(-1)!, /solver error/);
     for (const threads of [1, 2]) {
       const p = pool(threads);
+      await p.ready();
+      assert.equal(p.busyThreads(), 0);
       // All at once: more requests than threads wait in the pool and still get their own answers.
       const answers = await Promise.all(CASES.map((c) => p.solve(c.request, c.facts ?? FACTS)));
       assert.deepEqual(
