@@ -14,7 +14,7 @@ import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { round, startBenchPlatform } from './lib/harness.ts';
 
-const FLOOD = Number(process.env.BENCH_FLOOD ?? 40);
+const FLOOD = Number(process.env.BENCH_FLOOD ?? 100);
 /** Instruments of the sample universe (the default of a first start), and at most this many of them, priced in EUR, in the policy. */
 export const UNIVERSE = 5000;
 const POLICY_INSTRUMENTS = 1095;

@@ -8,7 +8,7 @@
 // service stores the results and the simulated broker executes the orders.
 // (4) One tenant's flood of optimizations beside another tenant's reads (optimizer-flood.ts).
 // `npm run bench:optimizer` (BENCH_SOLVES, BENCH_PORTFOLIOS, BENCH_NIGHTLY, BENCH_FLOOD change 200,
-// 1000, 10000, 60). BENCH_PARTS=flood (or solve, nats, comma-separated) runs only those parts and
+// 1000, 10000, 100). BENCH_PARTS=flood (or solve, nats, comma-separated) runs only those parts and
 // keeps the figures of the others from bench/results/optimizer.json.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';

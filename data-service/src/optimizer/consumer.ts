@@ -64,7 +64,7 @@ export async function startOptimizerConsumer(options: OptimizerConsumerOptions):
   const now = options.now ?? (() => new Date());
   const js = jetstream(nats);
 
-  /** The result, or undefined when the request is to be offered again (its tenant's queue is full, or the service stops). */
+  /** The result, or when to offer the request again (its tenant's queue is full, or the service stops). */
   const answer = async (request: OptimizerRequest, logger: Logger): Promise<OptimizerResult | { laterMs: number }> => {
     let outcome: Outcome;
     let seconds: number | undefined;

@@ -21,8 +21,8 @@ const SMOOTHING = 0.2;
  * a request leaves its tenant's queue when a slot is free and its tenant's turn has come, so a
  * tenant that sent hundreds of requests gets one slot per round like every other tenant. Its facts
  * are read while it waits. A tenant whose queue holds `perTenant` requests is refused with a time
- * to come back: between half and all of the time its queue takes to drain, its waiting requests'
- * turns of one solve per waiting tenant and slot each.
+ * to come back: between a quarter and three quarters of the time its queue takes to drain, its
+ * waiting requests' turns of one solve per waiting tenant and slot each.
  */
 export function optimizerScheduler(
   executor: OptimizerExecutor,
@@ -30,8 +30,9 @@ export function optimizerScheduler(
   clock: { now: () => number; random: () => number } = { now: () => performance.now(), random: Math.random },
 ): OptimizerScheduler {
   const queue = new FairQueue<Job>(perTenant);
-  // Until a solve ended, a guess: a policy of a thousand instruments takes a few hundred ms.
-  let averageMs = 250;
+  // Until solves ended, a guess on the short side: a request handed back too early costs a
+  // redelivery, one handed back too late leaves the threads waiting.
+  let averageMs = 100;
   let closed = false;
 
   const start = async (tenant: string, job: Job) => {
@@ -64,9 +65,9 @@ export function optimizerScheduler(
         if (closed) return reject(new OptimizerClosed());
         if (queue.waitingCount(tenant) >= perTenant) {
           const drained = (averageMs * queue.waitingCount(tenant) * Math.max(1, queue.tenantsWaiting())) / executor.slots;
-          // Back between half and all of the time its queue takes to drain, spread: they trickle back
-          // while the queue still holds some, so the threads do not wait for them.
-          return reject(new TenantQueueFull(Math.ceil(drained * (0.5 + clock.random() / 2))));
+          // Back between a quarter and three quarters of the time its queue takes to drain, spread:
+          // they trickle back while the queue still holds some, so the threads do not wait for them.
+          return reject(new TenantQueueFull(Math.ceil(drained * (0.25 + clock.random() / 2))));
         }
         const job: Job = { request, facts: Promise.resolve().then(facts), resolve, reject };
         // Read now and awaited when its turn comes; a failure is the job's answer, not an unhandled rejection.

@@ -64,8 +64,8 @@ describe('optimizer scheduler', () => {
     const refused = await scheduler.solve('A', optimizerRequest({ tenant_id: 'A' }), facts).catch((error: unknown) => error);
     assert.ok(refused instanceof TenantQueueFull);
     assert.equal(reads, 4, 'the refused request read no facts');
-    // The guess of 250 ms a solve: 2 waiting × 1 tenant ÷ 2 slots = 250 ms to drain, and random() = 1 gives all of it.
-    assert.equal(refused.retryInMs, 250);
+    // The guess of 100 ms a solve: 2 waiting × 1 tenant ÷ 2 slots = 100 ms to drain, and random() = 1 gives three quarters of it.
+    assert.equal(refused.retryInMs, 75);
     // Another tenant still gets in.
     void scheduler.solve('B', optimizerRequest({ tenant_id: 'B' }), facts);
     assert.equal(scheduler.waiting('B'), 1);
