@@ -6,9 +6,12 @@
 // execution booked. (3) The nightly batch over NIGHTLY robo-advised portfolios end to end: the
 // batch writes the requests, the relay publishes them, the data service solves, the management
 // service stores the results and the simulated broker executes the orders.
-// `npm run bench:optimizer` (BENCH_SOLVES, BENCH_PORTFOLIOS, BENCH_NIGHTLY change 200, 1000, 10000).
+// (4) One tenant's flood of optimizations beside another tenant's reads (optimizer-flood.ts).
+// `npm run bench:optimizer` (BENCH_SOLVES, BENCH_PORTFOLIOS, BENCH_NIGHTLY, BENCH_FLOOD change 200,
+// 1000, 10000, 100). BENCH_PARTS=flood (or solve, nats, comma-separated) runs only those parts and
+// keeps the figures of the others from bench/results/optimizer.json.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, newId, newUlid } from '@platform/shared';
@@ -19,6 +22,7 @@ import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '../d
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { record, round, startBenchPlatform } from './lib/harness.ts';
+import { IDLE_FLOOD_SECONDS, LIVEZ_EVERY_MS, READ_EVERY_MS, UNIVERSE, tenantFlood, type FloodMode } from './optimizer-flood.ts';
 
 const SOLVES = Number(process.env.BENCH_SOLVES ?? 200);
 const PORTFOLIOS = Number(process.env.BENCH_PORTFOLIOS ?? 1000);
@@ -269,9 +273,17 @@ async function throughNats() {
   }
 }
 
-const solve = await solveTimes();
-const flow = await throughNats();
-const figures = { solve, flow };
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'solve,nats,flood').split(','));
+type Figures = { solve: Awaited<ReturnType<typeof solveTimes>>; flow: Awaited<ReturnType<typeof throughNats>>; flood?: FloodMode[] };
+const previous = (): Partial<Figures> => JSON.parse(readFileSync(new URL('results/optimizer.json', import.meta.url), 'utf8')) as Partial<Figures>;
+const kept = PARTS.size < 3 ? previous() : {};
+const solve = PARTS.has('solve') ? await solveTimes() : kept.solve!;
+const flow = PARTS.has('nats') ? await throughNats() : kept.flow!;
+const flood = PARTS.has('flood') ? await tenantFlood() : kept.flood!;
+const figures: Figures = { solve, flow, flood };
+// The targets are judged on the default number of threads (the second mode).
+const [inline, threads] = [flood[0]!, flood[1]!];
+const verdict = (met: boolean) => (met ? 'yes' : 'no');
 const markdown = [
   '### Optimizer (`npm run bench:optimizer`)',
   '',
@@ -290,5 +302,16 @@ const markdown = [
   '',
   `- ${flow.operator.portfolios} operator requests (16 clients; written in ${flow.operator.requested_s} s): all answered after ${flow.operator.answered_s} s (**${flow.operator.optimizations_per_s} optimizations/s**), all executed after ${flow.operator.executed_s} s`,
   `- nightly batch over ${flow.nightly.portfolios} robo-advised portfolios (${flow.nightly.requested} requests written in ${flow.nightly.batch_write_s} s): the ${NIGHTLY} new ones answered after ${flow.nightly.answered_s} s, executed after **${flow.nightly.executed_s} s** (target < 120 s)`,
+  '',
+  `One tenant's flood beside another tenant's reads (measured ${threads.measured_at.slice(0, 10)}, load average of the machine ${flood.map((m) => m.load_average).join(', ')} at the end of each row's run: ${flood.some((m) => m.load_average > 1) ? 'other work shared the machine, the figures vary from run to run' : 'nothing else ran'}): tenant A asks for ${threads.optimizations} operator optimizations (16 clients) of advisory paper portfolios of €100,000 whose policy holds ${threads.policy_instruments} instruments of the sample universe (fractional shares), while tenant B reads \`GET /data/reference/universe/?universe_name=GLOBAL&fields=ASSET_CLASS\` (${UNIVERSE.toLocaleString('en')} instruments) one request after the other, at most ${1000 / READ_EVERY_MS} a second, and a prober reads \`/livez\` (at most ${1000 / LIVEZ_EVERY_MS} a second); the data service in its own process, solving on its event loop as before optimizer threads (bench/lib/data-service-inline.ts) and on its optimizer threads (\`OPTIMIZER_THREADS\`: its default, and as many as the cores). Idle: the ${IDLE_FLOOD_SECONDS} s before A's first request; under the flood: from A's first request until all are answered; alone: ${threads.optimizations} more optimizations with no reader nor prober (on the event loop B's reads wait while A's solves run, so beside B the event loop solves with the cores to itself).`,
+  '',
+  '| solves on | B reads p50 / p99 idle | B reads p50 / p99 under the flood (reads answered) | `/livez` p99 idle / under the flood | optimizations/s beside B / alone |',
+  '|---|---|---|---|---|',
+  ...flood.map(
+    (m) =>
+      `| ${m.mode} | ${m.reads_idle.p50_ms} / ${m.reads_idle.p99_ms} ms | ${m.reads_flood.p50_ms} / ${m.reads_flood.p99_ms} ms (${m.reads_flood.requests}) | ${m.livez_idle.p99_ms} / ${m.livez_flood.p99_ms} ms | ${m.optimizations_per_s} (${m.optimizations} in ${m.seconds} s) / ${m.alone_optimizations_per_s} |`,
+  ),
+  '',
+  `Targets on the default threads: B's read p99 under the flood ≤ 2× idle: ${round(threads.reads_flood.p99_ms / threads.reads_idle.p99_ms)}× (${verdict(threads.reads_flood.p99_ms <= 2 * threads.reads_idle.p99_ms)}); \`/livez\` p99 ≤ 50 ms: ${threads.livez_flood.p99_ms} ms (${verdict(threads.livez_flood.p99_ms <= 50)}); optimizations/s no lower than on the event loop: beside B ${threads.optimizations_per_s} against ${inline.optimizations_per_s} (${verdict(threads.optimizations_per_s >= inline.optimizations_per_s)}), alone ${threads.alone_optimizations_per_s} against ${inline.alone_optimizations_per_s} (${verdict(threads.alone_optimizations_per_s >= inline.alone_optimizations_per_s)}).`,
 ].join('\n');
 record('optimizer', figures, markdown);

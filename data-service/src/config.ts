@@ -22,6 +22,26 @@ function simulationThreads(cores: number) {
   };
 }
 
+/**
+ * Default optimizer threads: a core per thread but one, which the event loop keeps for requests
+ * (at least 1). Simulations default to every core: the two pools share the cores, each bounded.
+ */
+const OPTIMIZER_THREADS = Math.max(1, CORES - 1);
+
+/** OPTIMIZER_THREADS: 1 to twice the cores, like SIMULATION_THREADS; the message says how to fix it. */
+function optimizerThreads(cores: number) {
+  const max = 2 * cores;
+  return (raw: string) => {
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    if (!(n >= 1 && n <= max)) {
+      throw new Error(
+        `"${raw}" is not a whole number from 1 to ${max} (twice the ${cores} cores available); set the threads this replica's optimizations may keep busy, or leave it unset for ${OPTIMIZER_THREADS}`,
+      );
+    }
+    return n;
+  };
+}
+
 /** Every setting of the data service, read once at start (see the README's table). */
 export const dataSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
@@ -130,6 +150,17 @@ export const dataSettings = {
       'how long an optimizer request may stay unanswered by the replica that took it (one that died while solving) before another replica gets it (applies when the durable consumer is first created)',
     default: 30_000,
     parse: parsers.integer(100, 3_600_000),
+  },
+  OPTIMIZER_THREADS: {
+    description: `worker threads that solve optimizer requests, one request each at a time (default: the cores available but one, at least 1: ${OPTIMIZER_THREADS} here); they share the cores with SIMULATION_THREADS`,
+    default: OPTIMIZER_THREADS,
+    parse: optimizerThreads(CORES),
+  },
+  OPTIMIZER_QUEUE_PER_TENANT: {
+    description:
+      "optimizer requests of one tenant this replica holds waiting for a thread; beyond them a request goes back to NATS and comes again later, so that other tenants' requests are read; the threads take the tenants' waiting requests in turn",
+    default: 8,
+    parse: parsers.integer(1, 1_000),
   },
   SIMULATION_THREADS: {
     description: `worker threads that run future performance simulations: a lone run keeps all of them busy, the tenants with runs in progress share them unit by unit (default: the cores available, ${CORES} here)`,

@@ -1,12 +1,15 @@
 import type pg from 'pg';
 import { Gauge, Histogram, httpMetrics, sharedRead, type HttpMetrics, type Logger, type Registry } from '@platform/shared';
 import type { DuckStore } from './store/duckdb.ts';
+import type { OptimizerStats } from './optimizer/solving.ts';
 import type { SimulationExecutor } from './workers/simulation-pool.ts';
 
 export type DataMetrics = {
   http: HttpMetrics;
   /** An optimizer solve's time by the status of its answer. */
   solved: (status: string, seconds: number) => void;
+  /** Reads the optimizer's queue (and its pool's busy threads, when it has threads) when scraped. */
+  watchOptimizer: (stats: () => OptimizerStats, busyThreads?: () => number) => void;
   /** The executor, timing every simulation it runs to its end. */
   timedSimulations: (executor: SimulationExecutor) => SimulationExecutor;
 };
@@ -56,6 +59,29 @@ export function dataMetrics(registry: Registry, pool: pg.Pool, duck: DuckStore, 
   return {
     http: httpMetrics(registry),
     solved: (status, seconds) => solves.observe({ status }, seconds),
+    watchOptimizer: (stats, busyThreads) => {
+      new Gauge({
+        name: 'optimizer_requests_held',
+        help: "Optimizer requests this replica holds: solving on a thread, and waiting in the tenants' queues for one",
+        labelNames: ['state'],
+        registers: [registry],
+        collect() {
+          const now = stats();
+          this.set({ state: 'solving' }, now.running);
+          this.set({ state: 'waiting' }, now.waiting);
+        },
+      });
+      if (busyThreads) {
+        new Gauge({
+          name: 'optimizer_busy_threads',
+          help: 'Worker threads of the optimizer solving a request right now',
+          registers: [registry],
+          collect() {
+            this.set(busyThreads());
+          },
+        });
+      }
+    },
     timedSimulations: (executor) => ({
       slots: executor.slots,
       close: () => executor.close(),

@@ -10,9 +10,10 @@ import { dataMetrics } from './metrics.ts';
 import { openDuckStore } from './store/duckdb.ts';
 import { simulationPool } from './workers/simulation-pool.ts';
 import { simulationScheduler, type SimulationStats } from './workers/simulation-scheduler.ts';
+import { optimizerPool, type OptimizerExecutor } from './workers/optimizer-pool.ts';
+import { optimizerScheduler } from './workers/optimizer-scheduler.ts';
 import { ensureReferenceData } from './sample/ensure-reference.ts';
 import { startOptimizerConsumer } from './optimizer/consumer.ts';
-import { loadOptimizer } from './optimizer/engine.ts';
 import { instrumentFacts } from './optimizer/instruments.ts';
 import { TenantCache } from './tenant-data/cache.ts';
 import { postgresReadiness } from './tenant-data/readiness.ts';
@@ -20,8 +21,12 @@ import { postgresReadiness } from './tenant-data/readiness.ts';
 export type RunningService = { url: string; stop: () => Promise<void> };
 /** The data service, and how many simulations run and wait in it (tests and diagnostics). */
 export type DataService = RunningService & { simulations: () => SimulationStats; metricsUrl: string };
-/** Tests export the spans to memory (docs/adr/0024-observability.md). */
-export type DataServiceOptions = { spanExporter?: SpanExporter };
+export type DataServiceOptions = {
+  /** Tests export the spans to memory (docs/adr/0024-observability.md). */
+  spanExporter?: SpanExporter;
+  /** Solves optimizer requests instead of OPTIMIZER_THREADS worker threads (the benchmark's baseline on the event loop). */
+  optimizerExecutor?: OptimizerExecutor;
+};
 
 /** Opens the DuckDB file, connects NATS and Postgres (API keys, tenant data), and serves the data interface until stop(). */
 export async function startDataService(config: DataConfig, logger: Logger, options: DataServiceOptions = {}): Promise<DataService> {
@@ -57,9 +62,27 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     const outage = new Outage(config.DEGRADED_MAX_MS, Date.now, (change) => logOutage(logger, change, config.DEGRADED_MAX_MS));
     const tenants = new TenantCache(pool, duck, logger, outage);
     if (config.OPTIMIZER) {
-      const optimize = await loadOptimizer({ timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
-      const facts = instrumentFacts(duck, tenants);
-      const consumer = { nats, optimize, facts, logger, ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS, tracing, solved: metrics.solved };
+      const threads = options.optimizerExecutor
+        ? undefined
+        : optimizerPool(config.OPTIMIZER_THREADS, { timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
+      // A thread that cannot load the solver stops the start, as the solver on the event loop did.
+      if (threads) await resources.add(threads, (t) => t.close()).ready();
+      const executor = options.optimizerExecutor ?? threads!;
+      const scheduler = optimizerScheduler(executor, config.OPTIMIZER_QUEUE_PER_TENANT);
+      metrics.watchOptimizer(scheduler.stats, threads?.busyThreads);
+      const consumer = {
+        nats,
+        scheduler,
+        facts: instrumentFacts(duck, tenants),
+        logger,
+        ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS,
+        // Room for the solving requests and full queues of four tenants: a tenant whose queue is
+        // full hands its further requests back at once, so the consumer reads on to others'.
+        concurrency: executor.slots + 4 * config.OPTIMIZER_QUEUE_PER_TENANT,
+        tracing,
+        solved: metrics.solved,
+      };
+      // Stopping the consumer closes the scheduler and its threads, handing back what they held.
       resources.add(await startOptimizerConsumer(consumer), (o) => o.stop());
     }
     const executor = metrics.timedSimulations(

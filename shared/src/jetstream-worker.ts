@@ -7,8 +7,11 @@ type Schemas = components['schemas'];
 /** The headers of a message (`Nats-Msg-Id`, …). */
 export type MessageHeaders = { get: (name: string) => string } | undefined;
 
-/** What a handler makes of a message: done (acknowledged), or dropped for good with the reason (terminated). */
-export type WorkOutcome = void | { drop: string };
+/**
+ * What a handler makes of a message: done (acknowledged), dropped for good with the reason
+ * (terminated), or not taken now and to be delivered again after `laterMs` (not acknowledged).
+ */
+export type WorkOutcome = void | { drop: string } | { laterMs: number };
 
 export type JetStreamWorkerOptions<N extends keyof Schemas> = {
   nats: NatsConnection;
@@ -33,7 +36,9 @@ export type JetStreamWorkerOptions<N extends keyof Schemas> = {
  * A durable JetStream consumer shared by the replicas of a service, for the internal messages
  * between the services (docs/adr/0012-outbound-events.md, 0021-optimizations.md). A message is
  * acknowledged only after its handler finished, so a replica that dies before leaves it to be
- * redelivered: handlers must be idempotent. A message that is not JSON, breaks its schema or that
+ * redelivered: handlers must be idempotent. A handler may also hand a message back unanswered, to
+ * be delivered again later (to this replica or another): the optimizer does so for a tenant whose
+ * queue is full, so that the consumer reads on to other tenants' messages. A message that is not JSON, breaks its schema or that
  * the handler drops is logged and terminated, never retried; one whose handler throws (a store or
  * NATS away) is offered again later. Terminated without a reason text: nats-server before 2.11
  * does not read `+TERM <reason>` as a termination and would redeliver it.
@@ -70,6 +75,7 @@ export async function startJetStreamWorker<N extends keyof Schemas>(options: Jet
     if (!checked.ok) return drop(message, `breaks the contract: ${checked.errors}`);
     try {
       const outcome = await options.handle(checked.message, message.headers);
+      if (outcome && 'laterMs' in outcome) return message.nak(outcome.laterMs);
       if (outcome) return drop(message, outcome.drop);
       message.ack();
     } catch (error) {

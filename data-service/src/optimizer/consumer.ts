@@ -8,13 +8,16 @@ import {
   type Logger,
   type NatsConnection,
   type Tracing,
+  type WorkOutcome,
 } from '@platform/shared';
-import type { Optimizer, OptimizerRequest, OptimizerResult } from './engine.ts';
+import type { OptimizerRequest, OptimizerResult, Outcome } from './engine.ts';
 import type { FactsReader } from './instruments.ts';
+import { EngineFailed, OptimizerClosed, TenantQueueFull, type OptimizerScheduler } from './solving.ts';
 
 export type OptimizerConsumerOptions = {
   nats: NatsConnection;
-  optimize: Optimizer;
+  /** Where requests are solved: worker threads taken fairly by tenant. The consumer closes it when it stops. */
+  scheduler: OptimizerScheduler;
   /** The store's facts of the given ISINs for the tenant (see instruments.ts). */
   facts: FactsReader;
   logger: Logger;
@@ -22,12 +25,16 @@ export type OptimizerConsumerOptions = {
   durable?: string;
   /** How long a request may stay unacknowledged (a replica that died holding it) before another gets it. */
   ackWaitMs?: number;
-  /** Requests handled at once (default 8). */
+  /**
+   * Requests held at once: solving, waiting in the tenants' queues, reading facts or publishing
+   * (default 8). Above the slots and one tenant's queue, so that a tenant with a full queue leaves
+   * room to read on to other tenants' requests.
+   */
   concurrency?: number;
   now?: () => Date;
   /** Continues the trace of a request's `traceparent` header into its log lines and its result's header. */
   tracing?: Tracing;
-  /** Each solve's time by the outcome's status (docs/adr/0024-observability.md). */
+  /** Each solve's time on its thread by the outcome's status (docs/adr/0024-observability.md). */
   solved?: (status: string, seconds: number) => void;
 };
 
@@ -36,29 +43,39 @@ export const requestIsins = (request: OptimizerRequest): string[] => [
   ...new Set([...Object.keys(request.holdings).filter((k) => !k.startsWith('$')), ...Object.keys(request.model_portfolio)]),
 ];
 
+const ENGINE_FAILED: Outcome = { status: 'FAILURE', is_recommended: false, orders: {}, detail: 'the optimizer failed on this request' };
+
 /**
  * The optimizer's side of platform.optimizer.requests (docs/adr/0020-optimizer-model.md): a durable
  * JetStream consumer shared by every replica. A request is acknowledged only after its result was
  * stored by the stream (`Nats-Msg-Id` = `<request_id>:result`, so a request solved twice after a
  * crash publishes one result); a replica that dies before that leaves it to be redelivered. A
- * message that is not a request of the contract is dropped, never retried. Several requests run at
- * once: a solve holds the event loop, but reading the facts and publishing the result wait on
- * DuckDB, Postgres and NATS, which overlap with the next solve.
+ * message that is not a request of the contract is dropped, never retried.
+ *
+ * Solves run on worker threads through the scheduler's per-tenant fair queue, never on the event
+ * loop. A request of a tenant whose queue is full is handed back to JetStream unanswered, to come
+ * again later, so the consumer reads on to other tenants' requests: a tenant's flood delays
+ * another tenant's request by at most the solves already running. A request still waiting or
+ * solving when the consumer stops is handed back at once (not acknowledged), for another replica
+ * or the next start.
  */
-export function startOptimizerConsumer(options: OptimizerConsumerOptions): Promise<{ stop: () => Promise<void> }> {
-  const { nats, logger } = options;
+export async function startOptimizerConsumer(options: OptimizerConsumerOptions): Promise<{ stop: () => Promise<void> }> {
+  const { nats, logger, scheduler } = options;
   const now = options.now ?? (() => new Date());
   const js = jetstream(nats);
 
-  const answer = async (request: OptimizerRequest, logger: Logger): Promise<OptimizerResult> => {
-    const facts = await options.facts(request.tenant_id, requestIsins(request));
-    const started = performance.now();
-    let outcome: ReturnType<Optimizer>;
+  /** The result, or when to offer the request again (its tenant's queue is full, or the service stops). */
+  const answer = async (request: OptimizerRequest, logger: Logger): Promise<OptimizerResult | { laterMs: number }> => {
+    let outcome: Outcome;
+    let seconds: number | undefined;
     try {
-      outcome = options.optimize(request, facts);
+      ({ outcome, seconds } = await scheduler.solve(request.tenant_id, request, () => options.facts(request.tenant_id, requestIsins(request))));
     } catch (error) {
-      logger.error('optimizer failed', { tenant: request.tenant_id, request: request.request_id, error: (error as Error).message });
-      outcome = { status: 'FAILURE', is_recommended: false, orders: {}, detail: 'the optimizer failed on this request' };
+      if (error instanceof TenantQueueFull) return { laterMs: error.retryInMs };
+      if (error instanceof OptimizerClosed) return { laterMs: 0 };
+      if (!(error instanceof EngineFailed)) throw error; // the facts could not be read: offered again after a back-off
+      logger.error('optimizer failed', { tenant: request.tenant_id, request: request.request_id, error: error.message });
+      outcome = ENGINE_FAILED;
     }
     const result: OptimizerResult = {
       request_id: request.request_id,
@@ -77,13 +94,13 @@ export function startOptimizerConsumer(options: OptimizerConsumerOptions): Promi
       optimization: request.optimization_id,
       status: result.status,
       orders: Object.keys(result.orders).length,
-      solve_ms: Math.round(performance.now() - started),
+      ...(seconds === undefined ? {} : { solve_ms: Math.round(seconds * 1000) }),
     });
-    options.solved?.(result.status, (performance.now() - started) / 1000);
+    if (seconds !== undefined) options.solved?.(result.status, seconds);
     return result;
   };
 
-  return startJetStreamWorker({
+  const worker = await startJetStreamWorker({
     nats,
     logger,
     what: 'optimizer request',
@@ -94,13 +111,23 @@ export function startOptimizerConsumer(options: OptimizerConsumerOptions): Promi
     ackWaitMs: options.ackWaitMs ?? 30_000,
     concurrency: options.concurrency ?? 8,
     handle: async (request, headers) => {
-      const solve = async (log: Logger) => {
+      const solve = async (log: Logger): Promise<WorkOutcome> => {
         const result = await answer(request, log);
+        if ('laterMs' in result) return result;
         const published = { msgID: `${result.request_id}:result`, headers: traceHeaders(activeTraceparent()) };
         await js.publish(subjects.optimizerResults, JSON.stringify(result), published);
       };
       const traceparent = headers?.get('traceparent');
-      await (options.tracing ? options.tracing.inSpan('optimizer request', traceparent, logger, solve) : solve(logger));
+      return options.tracing ? options.tracing.inSpan('optimizer request', traceparent, logger, solve) : solve(logger);
     },
   });
+  return {
+    stop: async () => {
+      // The worker stops taking messages first; closing the scheduler then hands back the
+      // requests it holds, which lets the worker's handlers end.
+      const stopping = worker.stop();
+      await scheduler.close();
+      await stopping;
+    },
+  };
 }

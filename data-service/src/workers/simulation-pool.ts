@@ -1,11 +1,9 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts';
 import type { Grid } from '../simulation/grid.ts';
 import { planRun, RunProgress, type RunPlan, type Unit } from '../simulation/run-plan.ts';
 import { allocateRun, stopRun, type RunArrays } from '../simulation/run-state.ts';
+import { moduleWorker } from './module-worker.ts';
 import { SimulationTurns, type TurnsOptions } from './simulation-turns.ts';
 
 /** A simulation handed to the threads: its answer, and a way to stop it. */
@@ -60,16 +58,6 @@ const AHEAD = 2;
 
 const WORKER = new URL('./simulation-worker.ts', import.meta.url);
 /**
- * tsx's ESM module API (`tsx/esm/api` under the `import` condition), found from here: a worker's
- * bare import would resolve from the working directory, and require.resolve finds the CommonJS one.
- */
-function tsxApi(): string {
-  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const exports = (createRequire(import.meta.url)(manifest) as { exports: Record<string, { import: { default: string } }> }).exports;
-  return pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
-}
-
-/**
  * `threads` worker threads shared by the running simulations (docs/adr/0030-monte-carlo-threads.md).
  * A simulation takes up to seconds of CPU; on the request's event loop it would hold up every other
  * request of the replica, the health checks included.
@@ -102,12 +90,7 @@ export function simulationPool(threads: number, options: PoolOptions = {}): Simu
   let closed = false;
 
   const spawn = (): Thread => {
-    // The service runs TypeScript through tsx, whose loader a worker does not inherit: the worker
-    // registers it before importing its module.
-    const source = WORKER.pathname.endsWith('.ts')
-      ? `import(${JSON.stringify(tsxApi())}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER.href)}); })`
-      : `import(${JSON.stringify(WORKER.href)})`;
-    const worker = new Worker(source, { eval: true });
+    const worker = moduleWorker(WORKER);
     worker.unref();
     const thread: Thread = { id: threadIds++, worker, units: [], knows: new Set() };
     worker.on('message', (reply: UnitReply) => finishedUnit(thread, reply.error));
