@@ -24,6 +24,7 @@ export const READ_EVERY_MS = 100;
 export const LIVEZ_EVERY_MS = 20;
 const log = (line: string) => console.log(`[bench] ${line}`);
 const OPTIMIZER_DEFAULT_THREADS = dataSettings.OPTIMIZER_THREADS.default;
+const OPTIMIZER_DEFAULT_NICE = dataSettings.OPTIMIZER_THREAD_NICE.default;
 
 type Latencies = { requests: number; errors: number; p50_ms: number; p99_ms: number; max_ms: number };
 export type FloodMode = {
@@ -82,14 +83,16 @@ function reader(url: string, headers: Record<string, string>, everyMs: number) {
   };
 }
 
-type Mode = { name: string; threads?: number };
+type Mode = { name: string; threads?: number; nice?: number };
 /**
- * On the event loop (the baseline), on the optimizer threads as configured by default, and on as
- * many threads as cores (more solves at once, sharing the cores with the event loop).
+ * On the event loop (the baseline), on the optimizer threads as configured by default (their
+ * default nice value, and at the event loop's priority), and on as many threads as cores (more
+ * solves at once, sharing the cores with the event loop).
  */
 const MODES: Mode[] = [
   { name: 'event loop' },
-  { name: `threads (default: ${OPTIMIZER_DEFAULT_THREADS})`, threads: OPTIMIZER_DEFAULT_THREADS },
+  { name: `threads (default: ${OPTIMIZER_DEFAULT_THREADS}, nice ${OPTIMIZER_DEFAULT_NICE})`, threads: OPTIMIZER_DEFAULT_THREADS },
+  { name: `threads (default: ${OPTIMIZER_DEFAULT_THREADS}, nice 0)`, threads: OPTIMIZER_DEFAULT_THREADS, nice: 0 },
   ...(availableParallelism() > OPTIMIZER_DEFAULT_THREADS ? [{ name: `threads (${availableParallelism()}, the cores)`, threads: availableParallelism() }] : []),
 ];
 
@@ -120,8 +123,9 @@ export async function tenantFlood(): Promise<FloodMode[]> {
         METRICS_PORT: '0',
         DATABASE_URL: platform.databaseUrl,
         NATS_URL: platform.natsUrl,
-        DUCKDB_PATH: join(work, `data-${mode.threads ?? 0}.duckdb`),
+        DUCKDB_PATH: join(work, `data-${MODES.indexOf(mode)}.duckdb`),
         ...(mode.threads === undefined ? {} : { OPTIMIZER_THREADS: String(mode.threads) }),
+        ...(mode.nice === undefined ? {} : { OPTIMIZER_THREAD_NICE: String(mode.nice) }),
         REFERENCE_DIR: referenceDir,
         // B's reader alone sends more than the default limit of an API key.
         RATE_LIMIT_API_KEY: '0',

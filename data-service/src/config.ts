@@ -156,6 +156,12 @@ export const dataSettings = {
     default: OPTIMIZER_THREADS,
     parse: optimizerThreads(CORES),
   },
+  OPTIMIZER_THREAD_NICE: {
+    description:
+      "nice value of the optimizer threads (Linux, where a nice value is per thread): 0 to 19, higher yields the CPU sooner to the replica's requests and to the other processes of the node; 0 leaves them at the event loop's priority (docs/adr/0020-optimizer-model.md)",
+    default: 10,
+    parse: parsers.integer(0, 19),
+  },
   OPTIMIZER_QUEUE_PER_TENANT: {
     description:
       "optimizer requests of one tenant this replica holds waiting for a thread; beyond them a request goes back to NATS and comes again later, so that other tenants' requests are read; the threads take the tenants' waiting requests in turn",

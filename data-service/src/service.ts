@@ -64,7 +64,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     if (config.OPTIMIZER) {
       const threads = options.optimizerExecutor
         ? undefined
-        : optimizerPool(config.OPTIMIZER_THREADS, { timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000 });
+        : optimizerPool(config.OPTIMIZER_THREADS, { timeLimitSeconds: config.OPTIMIZER_TIME_LIMIT_MS / 1000, nice: config.OPTIMIZER_THREAD_NICE });
       // A thread that cannot load the solver stops the start, as the solver on the event loop did.
       if (threads) await resources.add(threads, (t) => t.close()).ready();
       const executor = options.optimizerExecutor ?? threads!;

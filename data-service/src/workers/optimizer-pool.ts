@@ -31,12 +31,13 @@ const WORKER = new URL('./optimizer-worker.ts', import.meta.url);
  * HiGHS solve is synchronous and takes up to its time limit: on the event loop it would hold up
  * every request of the replica, the health checks included. Each thread loads the WebAssembly
  * once and solves one request at a time; requests beyond the free threads wait here in arrival
- * order (the fair order between tenants is the caller's: optimizer-scheduler.ts). Threads start
+ * order (the fair order between tenants is the caller's: optimizer-scheduler.ts). Each thread runs
+ * at the `nice` value given (thread-priority.ts), below the event loop. Threads start
  * with the pool and stay; one that fails fails the request it held and is replaced when needed.
  */
-export function optimizerPool(threads: number, options: { timeLimitSeconds?: number } = {}): OptimizerPool {
+export function optimizerPool(threads: number, options: { timeLimitSeconds?: number; nice?: number } = {}): OptimizerPool {
   if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a whole number ≥ 1, not ${threads}`);
-  const workerData = { timeLimitSeconds: options.timeLimitSeconds ?? 0.5 };
+  const workerData = { timeLimitSeconds: options.timeLimitSeconds ?? 0.5, nice: options.nice ?? 0 };
   const pool: Thread[] = [];
   const waiting: Job[] = [];
   let ids = 0;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadOptimizer, type Optimizer, type OptimizerRequest } from '../../src/optimizer/engine.ts';
 import { EngineFailed, OptimizerClosed } from '../../src/optimizer/solving.ts';
 import { optimizerPool, type OptimizerPool } from '../../src/workers/optimizer-pool.ts';
@@ -101,5 +102,21 @@ describe('optimizer worker threads', function () {
     for (const outcome of await settled) assert.ok(outcome.status === 'rejected' && outcome.reason instanceof OptimizerClosed);
     await assert.rejects(p.solve(CASES[0]!.request, FACTS), OptimizerClosed);
     assert.equal(p.busyThreads(), 0);
+  });
+
+  it('runs its threads at the nice value given, and the event loop at its own', async () => {
+    // A nice value no other thread of this process has: the pool's threads are the ones that show it.
+    const niceOf = (task: string) => {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const atSeven = () => readdirSync('/proc/self/task').filter((task) => niceOf(task) === 7).length;
+    assert.equal(atSeven(), 0);
+    const p = optimizerPool(2, { nice: 7 });
+    pools.push(p);
+    await p.ready();
+    assert.equal(atSeven(), 2, 'both threads at nice 7');
+    assert.equal(niceOf(String(process.pid)), 0, 'the event loop keeps its priority');
+    assert.deepEqual(await p.solve(CASES[0]!.request, FACTS), inline(CASES[0]!.request, FACTS), 'and they solve as before');
   });
 });
