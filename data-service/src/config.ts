@@ -165,7 +165,7 @@ export const dataSettings = {
   OPTIMIZER_QUEUE_PER_TENANT: {
     description:
       "optimizer requests of one tenant this replica holds waiting for a thread; beyond them a request goes back to NATS and comes again later, so that other tenants' requests are read; the threads take the tenants' waiting requests in turn",
-    default: 8,
+    default: 256,
     parse: parsers.integer(1, 1_000),
   },
   SIMULATION_THREADS: {
