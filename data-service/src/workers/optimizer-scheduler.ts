@@ -8,7 +8,7 @@ type Facts = ReadonlyMap<string, InstrumentFacts>;
 
 type Job = {
   request: OptimizerRequest;
-  facts: () => Promise<Facts>;
+  facts: Promise<Facts>;
   resolve: (answer: { outcome: Outcome; seconds: number }) => void;
   reject: (error: unknown) => void;
 };
@@ -20,7 +20,7 @@ const SMOOTHING = 0.2;
  * The fair queue of fair-queue.ts in front of the executor's slots (docs/adr/0020-optimizer-model.md):
  * a request leaves its tenant's queue when a slot is free and its tenant's turn has come, so a
  * tenant that sent hundreds of requests gets one slot per round like every other tenant. Its facts
- * are read when its turn comes, so a long queue holds requests, not their facts. A tenant whose queue holds `perTenant` requests is refused with a time
+ * are read while it waits. A tenant whose queue holds `perTenant` requests is refused with a time
  * to come back: between a quarter and three quarters of the time its queue takes to drain, its
  * waiting requests' turns of one solve per waiting tenant and slot each.
  */
@@ -37,7 +37,7 @@ export function optimizerScheduler(
 
   const start = async (tenant: string, job: Job) => {
     try {
-      const facts = await job.facts();
+      const facts = await job.facts;
       const started = clock.now();
       const outcome = await executor.solve(job.request, facts);
       const ms = clock.now() - started;
@@ -69,7 +69,9 @@ export function optimizerScheduler(
           // they trickle back while the queue still holds some, so the threads do not wait for them.
           return reject(new TenantQueueFull(Math.ceil(drained * (0.25 + clock.random() / 2))));
         }
-        const job: Job = { request, facts, resolve, reject };
+        const job: Job = { request, facts: Promise.resolve().then(facts), resolve, reject };
+        // Read now and awaited when its turn comes; a failure is the job's answer, not an unhandled rejection.
+        job.facts.catch(() => undefined);
         queue.add(tenant, job);
         pump();
       }),
