@@ -6,16 +6,17 @@ import { loadConfig, parseOrigins, parsers } from '@platform/shared';
 const CORES = availableParallelism();
 
 /**
- * SIMULATION_THREADS: 1 to twice the cores. Threads beyond the cores add no speed (they take turns
- * on the same cores); the bound catches a slip such as 40 for 4. The message says how to fix it.
+ * A number of worker threads (SIMULATION_THREADS, OPTIMIZER_THREADS): 1 to twice the cores. Threads
+ * beyond the cores add no speed (they take turns on the same cores); the bound catches a slip such
+ * as 40 for 4. The message says how to fix it: what the threads run, and the default.
  */
-function simulationThreads(cores: number) {
+function threadCount(cores: number, work: string, fallback: number) {
   const max = 2 * cores;
   return (raw: string) => {
     const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
     if (!(n >= 1 && n <= max)) {
       throw new Error(
-        `"${raw}" is not a whole number from 1 to ${max} (twice the ${cores} cores available); set the threads this replica's simulations may keep busy, or leave it unset for ${cores}`,
+        `"${raw}" is not a whole number from 1 to ${max} (twice the ${cores} cores available); set the threads this replica's ${work} may keep busy, or leave it unset for ${fallback}`,
       );
     }
     return n;
@@ -27,20 +28,6 @@ function simulationThreads(cores: number) {
  * (at least 1). Simulations default to every core: the two pools share the cores, each bounded.
  */
 const OPTIMIZER_THREADS = Math.max(1, CORES - 1);
-
-/** OPTIMIZER_THREADS: 1 to twice the cores, like SIMULATION_THREADS; the message says how to fix it. */
-function optimizerThreads(cores: number) {
-  const max = 2 * cores;
-  return (raw: string) => {
-    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!(n >= 1 && n <= max)) {
-      throw new Error(
-        `"${raw}" is not a whole number from 1 to ${max} (twice the ${cores} cores available); set the threads this replica's optimizations may keep busy, or leave it unset for ${OPTIMIZER_THREADS}`,
-      );
-    }
-    return n;
-  };
-}
 
 /** Every setting of the data service, read once at start (see the README's table). */
 export const dataSettings = {
@@ -154,7 +141,7 @@ export const dataSettings = {
   OPTIMIZER_THREADS: {
     description: `worker threads that solve optimizer requests, one request each at a time (default: the cores available but one, at least 1: ${OPTIMIZER_THREADS} here); they share the cores with SIMULATION_THREADS`,
     default: OPTIMIZER_THREADS,
-    parse: optimizerThreads(CORES),
+    parse: threadCount(CORES, 'optimizations', OPTIMIZER_THREADS),
   },
   OPTIMIZER_THREAD_NICE: {
     description:
@@ -171,7 +158,7 @@ export const dataSettings = {
   SIMULATION_THREADS: {
     description: `worker threads that run future performance simulations: a lone run keeps all of them busy, the tenants with runs in progress share them unit by unit (default: the cores available, ${CORES} here)`,
     default: CORES,
-    parse: simulationThreads(CORES),
+    parse: threadCount(CORES, 'simulations', CORES),
   },
   SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS: {
     description:
