@@ -8,7 +8,7 @@ import { loadOptimizer, type OptimizerRequest, type OptimizerResult } from '../.
 import { OptimizerClosed, type OptimizerScheduler } from '../../src/optimizer/solving.ts';
 import { optimizerPool, type OptimizerExecutor } from '../../src/workers/optimizer-pool.ts';
 import { optimizerScheduler } from '../../src/workers/optimizer-scheduler.ts';
-import { BD1, EQ1, FACTS } from './fixtures.ts';
+import { BD1, EQ1, FACTS, optimizerRequest } from './fixtures.ts';
 
 // The consumer of optimizer requests in front of the worker threads, on a NATS server of its own
 // (docs/adr/0020-optimizer-model.md): tenants take turns, an engine failure is answered as before,
@@ -17,25 +17,18 @@ import { BD1, EQ1, FACTS } from './fixtures.ts';
 
 const PER_TENANT = 4;
 
+/** A request of the tenant with ids of its own: each is answered and acknowledged apart. */
 function request(tenantId: string, overrides: Partial<OptimizerRequest> = {}): OptimizerRequest {
-  return {
+  return optimizerRequest({
     request_id: newUlid(),
     tenant_id: tenantId,
     portfolio_id: newId('P'),
     optimization_id: newId('O'),
-    reason: 'OPERATOR',
     requested_at: new Date().toISOString(),
-    base_currency: 'EUR',
     holdings: { $EUR: 10_000 },
-    cash_buffer: 0,
-    divest_amount: 0,
-    asset_class_bands: {},
     model_portfolio: { [EQ1]: 0.5, [BD1]: 0.5 },
-    fractional_shares: false,
-    transaction_cost_bps: 0,
-    rebalancing_threshold: 0,
     ...overrides,
-  };
+  });
 }
 
 /**
