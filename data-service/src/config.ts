@@ -122,7 +122,7 @@ export const dataSettings = {
   },
   OPTIMIZER: {
     description:
-      'answer optimizer requests (platform.optimizer.requests) with the portfolio optimizer; every replica that does shares one durable consumer, so each request is solved once',
+      "answer optimizer requests (platform.optimizer.requests.<tenant>) with the portfolio optimizer; every replica that does shares each tenant's durable consumer, so each request is solved once",
     default: true,
     parse: parsers.boolean,
   },
@@ -134,7 +134,7 @@ export const dataSettings = {
   },
   OPTIMIZER_ACK_WAIT_MS: {
     description:
-      'how long an optimizer request may stay unanswered by the replica that took it (one that died while solving) before another replica gets it (applies when the durable consumer is first created)',
+      "how long an optimizer request may stay unanswered by the replica that took it (one that died while solving) before another replica gets it (applies when a tenant's durable consumer is first created); a request waiting for a thread is marked in progress every half of it",
     default: 30_000,
     parse: parsers.integer(100, 3_600_000),
   },
@@ -151,8 +151,8 @@ export const dataSettings = {
   },
   OPTIMIZER_QUEUE_PER_TENANT: {
     description:
-      "optimizer requests of one tenant this replica holds waiting for a thread; beyond them a request goes back to NATS and comes again later, so that other tenants' requests are read; the threads take the tenants' waiting requests in turn",
-    default: 256,
+      "optimizer requests of one tenant this replica holds at once, solving or waiting for a thread with their instruments' facts read; it reads more of them when half are answered. Each tenant's requests are read through a consumer of their own, and the threads take the tenants' waiting requests in turn",
+    default: 16,
     parse: parsers.integer(1, 1_000),
   },
   SIMULATION_THREADS: {

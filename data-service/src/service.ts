@@ -68,7 +68,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       // A thread that cannot load the solver stops the start, as the solver on the event loop did.
       if (threads) await resources.add(threads, (t) => t.close()).ready();
       const executor = options.optimizerExecutor ?? threads!;
-      const scheduler = optimizerScheduler(executor, config.OPTIMIZER_QUEUE_PER_TENANT);
+      const scheduler = optimizerScheduler(executor);
       metrics.watchOptimizer(scheduler.stats, threads?.busyThreads);
       const consumer = {
         nats,
@@ -76,9 +76,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
         facts: instrumentFacts(duck, tenants),
         logger,
         ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS,
-        // Room for the solving requests and full queues of four tenants: a tenant whose queue is
-        // full hands its further requests back at once, so the consumer reads on to others'.
-        concurrency: executor.slots + 4 * config.OPTIMIZER_QUEUE_PER_TENANT,
+        perTenant: config.OPTIMIZER_QUEUE_PER_TENANT,
         tracing,
         solved: metrics.solved,
       };

@@ -107,7 +107,7 @@ describe('funding and withdrawal journeys of both broker integrations (generated
     assert.fail(`event ${eventId} never reached NATS`);
   };
   const optimizerRequestsFor = (j: Journey) =>
-    published.filter((m) => m.subject === subjects.optimizerRequests && m.body.portfolio_id === j.portfolioId).map((m) => m.body);
+    published.filter((m) => m.subject === subjects.optimizerRequests(String(m.body.tenant_id)) && m.body.portfolio_id === j.portfolioId).map((m) => m.body);
 
   const pendingDivest = async (j: Journey) => {
     const res = await j.client.GET('/portfolios/', {
@@ -124,7 +124,7 @@ describe('funding and withdrawal journeys of both broker integrations (generated
     const record = (_: Error | null, msg: { subject: string; json: <T>() => T }) => {
       published.push({ subject: msg.subject, body: msg.json() });
     };
-    nc.subscribe(subjects.optimizerRequests, { callback: record });
+    nc.subscribe(subjects.everyOptimizerRequest, { callback: record });
     nc.subscribe('tenants.*.events', { callback: record });
     await nc.flush();
     clientSide = await onboard('CLIENT');

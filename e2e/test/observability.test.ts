@@ -52,7 +52,7 @@ describe('observability: trace context and metrics across both services', functi
     logger.on('data', (line: Line) => lines.push(line));
     platform = await startTestPlatform({ BROKER_SIMULATED_LATENCY_MS: '5' }, { ownNats: true, logger, spanExporter: spans });
     bus = await connectNats(platform.natsUrl, 'observability-test');
-    for (const subject of ['tenants.*.events', subjects.optimizerRequests, subjects.optimizerResults]) {
+    for (const subject of ['tenants.*.events', subjects.everyOptimizerRequest, subjects.optimizerResults]) {
       const subscription = bus.subscribe(subject);
       void (async () => {
         for await (const m of subscription) seen.push({ subject: m.subject, traceparent: m.headers?.get('traceparent') || undefined, body: m.json() });
@@ -145,7 +145,7 @@ describe('observability: trace context and metrics across both services', functi
     });
     assert.equal(patched.response.status, 200);
     const request = await eventually('the optimizer request on NATS', () =>
-      seen.find((m) => m.subject === subjects.optimizerRequests && m.body.portfolio_id === portfolioId),
+      seen.find((m) => m.subject === subjects.optimizerRequests(String(m.body.tenant_id)) && m.body.portfolio_id === portfolioId),
     );
     assert.equal(traceIdOf(request.traceparent), fundingTrace, 'the optimizer request carries the trace of the request that asked for it');
     const result = await eventually('the optimizer result on NATS', () =>

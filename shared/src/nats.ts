@@ -7,7 +7,10 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 /** Subjects of contracts/events.asyncapi.yaml. */
 export const subjects = {
   tenantEvents: (tenantId: string) => `tenants.${tenantId}.events`,
-  optimizerRequests: 'platform.optimizer.requests',
+  /** One subject per tenant, so that the optimizer reads each tenant's requests through a consumer of its own. */
+  optimizerRequests: (tenantId: string) => `platform.optimizer.requests.${tenantId}`,
+  /** Every tenant's optimizer requests. */
+  everyOptimizerRequest: 'platform.optimizer.requests.*',
   optimizerResults: 'platform.optimizer.results',
 } as const;
 

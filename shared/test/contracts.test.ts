@@ -116,13 +116,13 @@ describe('contracts', function () {
   it('name the NATS subjects the services use, inside the streams that hold them', async () => {
     const channels = (await read('events.asyncapi.yaml')).channels as Record<string, { address: string }>;
     assert.equal(channels.tenantEvents!.address.replace('{tenant}', 'acme'), subjects.tenantEvents('acme'));
-    assert.equal(channels.optimizerRequests!.address, subjects.optimizerRequests);
+    assert.equal(channels.optimizerRequests!.address.replace('{tenant}', 'acme'), subjects.optimizerRequests('acme'));
     assert.equal(channels.optimizerResults!.address, subjects.optimizerResults);
     const covered = (subject: string) =>
       Object.values(streams).some((s) =>
         s.subjects.some((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace('*', '[^.]+').replace('>', '.+')}$`).test(subject)),
       );
-    for (const subject of [subjects.tenantEvents('acme'), subjects.optimizerRequests, subjects.optimizerResults]) assert.ok(covered(subject), subject);
+    for (const subject of [subjects.tenantEvents('acme'), subjects.optimizerRequests('acme'), subjects.optimizerResults]) assert.ok(covered(subject), subject);
   });
 
   it('pass spectral (oas and asyncapi rulesets) with zero errors', async () => {

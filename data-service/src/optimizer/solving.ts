@@ -19,21 +19,12 @@ export class OptimizerClosed extends Error {
   }
 }
 
-/** The tenant already has its share of requests waiting: the request is to be offered again after `retryInMs`, not answered. */
-export class TenantQueueFull extends Error {
-  constructor(readonly retryInMs: number) {
-    super(`this tenant's optimizer queue is full; offered again in ${retryInMs} ms`);
-    this.name = 'TenantQueueFull';
-  }
-}
-
 /** Requests solving on the threads and waiting for one, over all tenants. */
 export type OptimizerStats = { running: number; waiting: number };
 
 export type OptimizerScheduler = {
   /**
-   * The outcome, and the seconds its solve took on a thread. Rejects with TenantQueueFull at once
-   * when the tenant's queue is full (its facts are not read), with OptimizerClosed when the
+   * The outcome, and the seconds its solve took on a thread. Rejects with OptimizerClosed when the
    * service stops first, with EngineFailed, or with the error of reading the facts.
    */
   solve: (tenant: string, request: OptimizerRequest, facts: () => Promise<Facts>) => Promise<{ outcome: Outcome; seconds: number }>;

@@ -1,7 +1,7 @@
 // Optimizer requests on worker threads: a fair queue per tenant in front of the pool's slots.
 import type { InstrumentFacts, OptimizerRequest, Outcome } from '../optimizer/engine.ts';
 import { FairQueue } from './fair-queue.ts';
-import { OptimizerClosed, TenantQueueFull, type OptimizerScheduler } from '../optimizer/solving.ts';
+import { OptimizerClosed, type OptimizerScheduler } from '../optimizer/solving.ts';
 import type { OptimizerExecutor } from './optimizer-pool.ts';
 
 type Facts = ReadonlyMap<string, InstrumentFacts>;
@@ -13,36 +13,23 @@ type Job = {
   reject: (error: unknown) => void;
 };
 
-/** Weight of the newest solve in the average solve time behind the delay of a refused request. */
-const SMOOTHING = 0.2;
-
 /**
  * The fair queue of fair-queue.ts in front of the executor's slots (docs/adr/0020-optimizer-model.md):
  * a request leaves its tenant's queue when a slot is free and its tenant's turn has come, so a
  * tenant that sent hundreds of requests gets one slot per round like every other tenant. Its facts
- * are read while it waits. A tenant whose queue holds `perTenant` requests is refused with a time
- * to come back: between a quarter and three quarters of the time its queue takes to drain, its
- * waiting requests' turns of one solve per waiting tenant and slot each.
+ * are read while it waits. How many requests a tenant has waiting is the consumer's to bound: it
+ * reads no more of a tenant's requests than it may hold.
  */
-export function optimizerScheduler(
-  executor: OptimizerExecutor,
-  perTenant: number,
-  clock: { now: () => number; random: () => number } = { now: () => performance.now(), random: Math.random },
-): OptimizerScheduler {
-  const queue = new FairQueue<Job>(perTenant);
-  // Until solves ended, a guess on the short side: a request handed back too early costs a
-  // redelivery, one handed back too late leaves the threads waiting.
-  let averageMs = 100;
+export function optimizerScheduler(executor: OptimizerExecutor, now: () => number = () => performance.now()): OptimizerScheduler {
+  const queue = new FairQueue<Job>(Number.MAX_SAFE_INTEGER);
   let closed = false;
 
   const start = async (tenant: string, job: Job) => {
     try {
       const facts = await job.facts;
-      const started = clock.now();
+      const started = now();
       const outcome = await executor.solve(job.request, facts);
-      const ms = clock.now() - started;
-      averageMs += SMOOTHING * (ms - averageMs);
-      job.resolve({ outcome, seconds: ms / 1000 });
+      job.resolve({ outcome, seconds: (now() - started) / 1000 });
     } catch (error) {
       job.reject(error);
     } finally {
@@ -63,12 +50,6 @@ export function optimizerScheduler(
     solve: (tenant, request, facts) =>
       new Promise((resolve, reject) => {
         if (closed) return reject(new OptimizerClosed());
-        if (queue.waitingCount(tenant) >= perTenant) {
-          const drained = (averageMs * queue.waitingCount(tenant) * Math.max(1, queue.tenantsWaiting())) / executor.slots;
-          // Back between a quarter and three quarters of the time its queue takes to drain, spread:
-          // they trickle back while the queue still holds some, so the threads do not wait for them.
-          return reject(new TenantQueueFull(Math.ceil(drained * (0.25 + clock.random() / 2))));
-        }
         const job: Job = { request, facts: Promise.resolve().then(facts), resolve, reject };
         // Read now and awaited when its turn comes; a failure is the job's answer, not an unhandled rejection.
         job.facts.catch(() => undefined);

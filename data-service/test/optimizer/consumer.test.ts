@@ -55,8 +55,11 @@ describe('optimizer over NATS', function () {
     await platform?.stop();
   });
 
-  const publish = (body: unknown, msgID: string = newUlid()) =>
-    jetstream(nc).publish(subjects.optimizerRequests, typeof body === 'string' ? body : JSON.stringify(body), { msgID });
+  /** Publishes on the tenant's subject: the request's own tenant unless `on` names another. */
+  const publish = (body: unknown, on?: string) => {
+    const tenantId = on ?? (body as { tenant_id?: string }).tenant_id ?? tenant.tenantId;
+    return jetstream(nc).publish(subjects.optimizerRequests(tenantId), typeof body === 'string' ? body : JSON.stringify(body), { msgID: newUlid() });
+  };
 
   /** Every result in the stream so far, with its Nats-Msg-Id. */
   async function results(): Promise<{ msgId: string | undefined; result: OptimizerResult }[]> {
@@ -130,6 +133,20 @@ describe('optimizer over NATS', function () {
     await publish(sent);
     await resultOf(sent.request_id);
     assert.equal((await results()).length, before + 1, 'one result, for the valid request only');
+  });
+
+  it("drops a request on a tenant's subject that names another tenant, and answers the tenant's next one", async () => {
+    const other = await platform.tenant();
+    const before = (await results()).length;
+    const forged = request(other.tenantId);
+    await publish(forged, tenant.tenantId);
+    const sent = request(tenant.tenantId);
+    await publish(sent);
+    await resultOf(sent.request_id);
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await results();
+    assert.equal(after.length, before + 1, "one result, for the request of the subject's own tenant");
+    assert.ok(!after.some((r) => r.result.request_id === forged.request_id), 'the forged request is not answered');
   });
 
   it('publishes one result when the same request arrives twice', async () => {

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import type { InstrumentFacts, OptimizerRequest, Outcome } from '../../src/optimizer/engine.ts';
-import { OptimizerClosed, TenantQueueFull } from '../../src/optimizer/solving.ts';
+import { OptimizerClosed } from '../../src/optimizer/solving.ts';
 import type { OptimizerExecutor } from '../../src/workers/optimizer-pool.ts';
 import { optimizerScheduler } from '../../src/workers/optimizer-scheduler.ts';
 import { FACTS, optimizerRequest } from './fixtures.ts';
 
 // The fair queue in front of the optimizer's threads, with an executor whose solves the test ends
-// by hand (no threads, no clock but the given one): turns by tenant, a full queue refused before its
-// facts are read and with a time to come back, closing.
+// by hand (no threads, no clock but the given one): turns by tenant, closing.
 
 /** An executor of `slots` whose solves end when the test calls `finish()`, oldest first; `started` lists their tenants. */
 function manual(slots: number) {
@@ -36,7 +35,7 @@ const settle = () => new Promise((r) => setImmediate(r));
 describe('optimizer scheduler', () => {
   it("gives the thread to the tenants in turn, whatever one tenant queued before another's", async () => {
     const { executor, started, finish } = manual(1);
-    const scheduler = optimizerScheduler(executor, 4, { now: () => 0, random: () => 0 });
+    const scheduler = optimizerScheduler(executor, () => 0);
     const answers = [...['A', 'A', 'A', 'A', 'B', 'C'].map((t) => scheduler.solve(t, optimizerRequest({ tenant_id: t }), async () => FACTS))];
     await settle();
     assert.deepEqual(started, ['A']);
@@ -48,32 +47,9 @@ describe('optimizer scheduler', () => {
     assert.deepEqual(scheduler.stats(), { running: 0, waiting: 0 });
   });
 
-  it("refuses a request of a full queue without reading its facts, with a time to come back within the queue's drain", async () => {
-    const { executor } = manual(2);
-    const scheduler = optimizerScheduler(executor, 2, { now: () => 0, random: () => 1 });
-    let reads = 0;
-    const facts = async () => {
-      reads++;
-      return FACTS;
-    };
-    // Two solving (the slots), two waiting (the queue of 2).
-    for (let i = 0; i < 4; i++) void scheduler.solve('A', optimizerRequest({ tenant_id: 'A' }), facts);
-    await settle();
-    assert.equal(reads, 4);
-    assert.equal(scheduler.waiting('A'), 2);
-    const refused = await scheduler.solve('A', optimizerRequest({ tenant_id: 'A' }), facts).catch((error: unknown) => error);
-    assert.ok(refused instanceof TenantQueueFull);
-    assert.equal(reads, 4, 'the refused request read no facts');
-    // The guess of 100 ms a solve: 2 waiting × 1 tenant ÷ 2 slots = 100 ms to drain, and random() = 1 gives three quarters of it.
-    assert.equal(refused.retryInMs, 75);
-    // Another tenant still gets in.
-    void scheduler.solve('B', optimizerRequest({ tenant_id: 'B' }), facts);
-    assert.equal(scheduler.waiting('B'), 1);
-  });
-
   it('hands back the waiting and solving requests when closed, and takes no more', async () => {
     const { executor } = manual(1);
-    const scheduler = optimizerScheduler(executor, 4);
+    const scheduler = optimizerScheduler(executor);
     const answers = Promise.allSettled([1, 2].map(() => scheduler.solve('A', optimizerRequest({ tenant_id: 'A' }), async () => FACTS)));
     await settle();
     await scheduler.close();
@@ -86,7 +62,7 @@ describe('optimizer scheduler', () => {
 
   it('answers with the error of reading the facts, and frees the slot for the next request', async () => {
     const { executor, started } = manual(1);
-    const scheduler = optimizerScheduler(executor, 4);
+    const scheduler = optimizerScheduler(executor);
     const failing = scheduler.solve('A', optimizerRequest({ tenant_id: 'A' }), () => Promise.reject(new Error('the store is away')));
     void scheduler.solve('B', optimizerRequest({ tenant_id: 'B' }), async () => FACTS);
     await assert.rejects(failing, /the store is away/);

@@ -17,8 +17,8 @@ export type NatsUser = { user: string; passwordHash: string; permissions?: NatsP
 /** The services' users on the bus; their passwords reach the services in NATS_URL. */
 export const SERVICE_USERS = { management: 'management-service', data: 'data-service' } as const;
 
-/** The durable consumers the services read through (their defaults; docs/adr/0021-optimizations.md). */
-const DURABLES = { managementResults: 'management-optimizer-results', optimizer: 'optimizer' } as const;
+/** The durable consumer the management service reads results through (its default; docs/adr/0021-optimizations.md). */
+const RESULTS_DURABLE = 'management-optimizer-results';
 
 /** The JetStream API a service needs to make sure of the streams (both call ensureStreams at start). */
 const streamApi = Object.values(streams).flatMap((s) => [`$JS.API.STREAM.INFO.${s.name}`, `$JS.API.STREAM.CREATE.${s.name}`]);
@@ -37,7 +37,7 @@ function durableConsumerApi(stream: string, durable: string): string[] {
 
 /**
  * What each service may do, and nothing more: the management service publishes tenant events and
- * optimizer requests and reads optimizer results and (its forwarders, one durable per tenant) the
+ * optimizer requests (a subject per tenant) and reads optimizer results and (its forwarders, one durable per tenant) the
  * tenant event stream; the data service reads requests and publishes results. Both receive the
  * answers of the JetStream API and of publishes on their inboxes.
  */
@@ -48,10 +48,10 @@ export function servicePermissions(service: keyof typeof SERVICE_USERS): NatsPer
       publish: {
         allow: [
           subjects.tenantEvents('*'),
-          subjects.optimizerRequests,
+          subjects.everyOptimizerRequest,
           '$JS.API.INFO',
           ...streamApi,
-          ...durableConsumerApi(streams.platform.name, DURABLES.managementResults),
+          ...durableConsumerApi(streams.platform.name, RESULTS_DURABLE),
           // The forwarders' consumers are named after their tenants (forward-<tenant>).
           `$JS.API.CONSUMER.CREATE.${streams.tenantEvents.name}.>`,
           `$JS.API.CONSUMER.DURABLE.CREATE.${streams.tenantEvents.name}.*`,
@@ -63,9 +63,22 @@ export function servicePermissions(service: keyof typeof SERVICE_USERS): NatsPer
       subscribe: inbox,
     };
   }
+  // The optimizer reads each tenant's requests through a durable of its own (optimizer-<tenant>):
+  // it may create consumers of the requests' subjects only, and pull from any of the stream's
+  // durables but the management service's.
+  const platform = streams.platform.name;
   return {
     publish: {
-      allow: [subjects.optimizerResults, '$JS.API.INFO', ...streamApi, ...durableConsumerApi(streams.platform.name, DURABLES.optimizer)],
+      allow: [
+        subjects.optimizerResults,
+        '$JS.API.INFO',
+        ...streamApi,
+        `$JS.API.CONSUMER.CREATE.${platform}.*.${subjects.everyOptimizerRequest}`,
+        `$JS.API.CONSUMER.INFO.${platform}.*`,
+        `$JS.API.CONSUMER.MSG.NEXT.${platform}.*`,
+        `$JS.ACK.${platform}.*.>`,
+      ],
+      deny: [`$JS.API.CONSUMER.MSG.NEXT.${platform}.${RESULTS_DURABLE}`, `$JS.ACK.${platform}.${RESULTS_DURABLE}.>`],
     },
     subscribe: inbox,
   };

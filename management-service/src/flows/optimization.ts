@@ -71,7 +71,7 @@ const nextVersion = (current: EntityRow, doc: Doc, portfolio: EntityRow, now: st
 
 const ref = (row: EntityRow) => ({ id: row.id, portfolio_id: String(row.doc.portfolio_id), external_id: (row.doc.external_id as string | null) ?? null });
 
-/** One request to the optimizer: its bookkeeping row and its message for the relay (published on platform.optimizer.requests). */
+/** One request to the optimizer: its bookkeeping row and its message for the relay (published on the tenant's platform.optimizer.requests.<tenant>). */
 function attempt(input: { portfolio: EntityRow; policy: EntityRow; optimizationId: string; reason: OptimizationReason; attempt: number; now: string }): {
   request: NewRequest;
   message: InternalMessage;
@@ -98,7 +98,7 @@ function attempt(input: { portfolio: EntityRow; policy: EntityRow; optimizationI
       sent_at: input.now,
       inputs_digest: inputsDigest(payload, input.policy),
     },
-    message: { id: requestId, natsSubject: subjects.optimizerRequests, entityId: input.portfolio.id, payload, created: input.now },
+    message: { id: requestId, natsSubject: subjects.optimizerRequests(tenantId), entityId: input.portfolio.id, payload, created: input.now },
   };
 }
 

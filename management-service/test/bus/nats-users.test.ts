@@ -17,9 +17,17 @@ describe('NATS accounts and users rendered from the bus credentials', () => {
   it("gives each service its own subjects and no other's", () => {
     const management = servicePermissions('management');
     const data = servicePermissions('data');
-    assert.ok(management.publish.allow!.includes('tenants.*.events') && management.publish.allow!.includes('platform.optimizer.requests'));
+    assert.ok(management.publish.allow!.includes('tenants.*.events') && management.publish.allow!.includes('platform.optimizer.requests.*'));
     assert.ok(!management.publish.allow!.includes('platform.optimizer.results'), 'results come from the data service');
     assert.ok(data.publish.allow!.includes('platform.optimizer.results'));
+    assert.ok(
+      data.publish.allow!.filter((s) => s.includes('CONSUMER.CREATE')).every((s) => s.endsWith('.platform.optimizer.requests.*')),
+      'the optimizer creates consumers of the requests only',
+    );
+    assert.ok(
+      data.publish.deny!.some((s) => s.includes('MSG.NEXT') && s.endsWith('.management-optimizer-results')),
+      "nor pulls the management service's results",
+    );
     assert.ok(!data.publish.allow!.some((s) => s.startsWith('tenants.')), 'the data service publishes no tenant event');
     assert.ok(!data.publish.allow!.some((s) => s.includes('TENANT_EVENTS.') && s.includes('CONSUMER')), "nor reads the tenants' stream");
     for (const p of [management, data]) {

@@ -203,7 +203,7 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
 
   it("refuses A's subscriptions to B's events and to every tenant's, over NATS and MQTT", async () => {
     const nc = await natsAs(busA);
-    for (const subject of [`tenants.${b.tenantId}.events`, 'tenants.>', '>', `platform.optimizer.requests`]) {
+    for (const subject of [`tenants.${b.tenantId}.events`, 'tenants.>', '>', `platform.optimizer.requests.${a.tenantId}`]) {
       const received: unknown[] = [];
       let refused: Error | undefined;
       nc.subscribe(subject, { callback: (error, m) => void (error ? (refused = error) : received.push(m)) });
@@ -243,7 +243,12 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
     void (async () => {
       for await (const s of nc.status()) if (s.type === 'error') errors.push(String(s.error));
     })();
-    for (const subject of [`tenants.${a.tenantId}.events`, `tenants.${b.tenantId}.events`, 'platform.optimizer.requests', 'platform.optimizer.results']) {
+    for (const subject of [
+      `tenants.${a.tenantId}.events`,
+      `tenants.${b.tenantId}.events`,
+      `platform.optimizer.requests.${a.tenantId}`,
+      'platform.optimizer.results',
+    ]) {
       nc.publish(subject, JSON.stringify({ forged: true }));
     }
     await nc.flush();

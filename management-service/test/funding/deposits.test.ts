@@ -122,7 +122,7 @@ describe('deposits (docs/adr/0009-funding-modes.md)', function () {
     const messages = await outboxMessages(id);
     assert.equal(messages.length, 1);
     const request = messages[0]!.envelope;
-    assert.equal(messages[0]!.nats_subject, 'platform.optimizer.requests');
+    assert.equal(messages[0]!.nats_subject, `platform.optimizer.requests.${tenantId}`);
     assert.equal(messages[0]!.event_id, request.request_id);
     assert.deepEqual(
       { ...request, request_id: undefined, optimization_id: undefined, requested_at: undefined },

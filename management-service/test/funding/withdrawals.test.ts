@@ -31,9 +31,14 @@ describe('withdrawals (docs/adr/0009-funding-modes.md)', function () {
     };
     await events();
     const requests = async () =>
-      (await platform.database.db('outbox').select('envelope').where({ entity_id: id, nats_subject: 'platform.optimizer.requests' }).orderBy('seq')).map(
-        (r) => r.envelope,
-      );
+      (
+        await platform.database
+          .db('outbox')
+          .select('envelope')
+          .where({ entity_id: id })
+          .whereLike('nats_subject', 'platform.optimizer.requests.%')
+          .orderBy('seq')
+      ).map((r) => r.envelope);
     const get = async () => (await api('GET', `/portfolios/${id}`)).body;
     return { api, id, events, requests, get };
   }

@@ -32,14 +32,14 @@ export async function startOptimizerStandIn(natsUrl: string): Promise<OptimizerS
   const jsm = await jetstreamManager(nc);
   await jsm.consumers
     .add(streams.platform.name, {
-      durable_name: 'optimizer',
-      filter_subject: subjects.optimizerRequests,
+      durable_name: 'optimizer-stand-in',
+      filter_subject: subjects.everyOptimizerRequest,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
     })
     .catch(() => undefined);
   const js = jetstream(nc);
-  const messages = await (await js.consumers.get(streams.platform.name, 'optimizer')).consume();
+  const messages = await (await js.consumers.get(streams.platform.name, 'optimizer-stand-in')).consume();
   const requests: OptimizerRequest[] = [];
   const loop = (async () => {
     for await (const message of messages) {
@@ -144,9 +144,14 @@ export async function optimizationTenant(platform: TestPlatform, options: { brok
     },
     /** The optimizer requests of a portfolio written to the outbox, oldest first. */
     requestsOf: async (portfolioId: string): Promise<OptimizerRequest[]> =>
-      (await platform.database.db('outbox').select('envelope').where({ entity_id: portfolioId, nats_subject: subjects.optimizerRequests }).orderBy('seq')).map(
-        (r: { envelope: OptimizerRequest }) => r.envelope,
-      ),
+      (
+        await platform.database
+          .db('outbox')
+          .select('envelope')
+          .where({ entity_id: portfolioId })
+          .whereLike('nats_subject', 'platform.optimizer.requests.%')
+          .orderBy('seq')
+      ).map((r: { envelope: OptimizerRequest }) => r.envelope),
     /** The portfolio's optimizations as stored, oldest first. */
     optimizationsOf: async (portfolioId: string) =>
       platform.database.db('entities').select('id', 'version', 'doc').where({ type: 'optimizations', parent_id: portfolioId }).orderBy('id'),
