@@ -5,7 +5,9 @@
 // for PORTFOLIOS paper portfolios, from the first request to every result stored and every
 // execution booked. (3) The nightly batch over NIGHTLY robo-advised portfolios end to end: the
 // batch writes the requests, the relay publishes them, the data service solves, the management
-// service stores the results and the simulated broker executes the orders.
+// service stores the results and the simulated broker executes the orders. (2) and (3) run twice,
+// each on a platform of its own: the data service solving on its event loop, as before optimizer
+// threads (bench/lib/data-service-inline.ts), then on its optimizer threads (its defaults).
 // (4) One tenant's flood of optimizations beside another tenant's reads (optimizer-flood.ts).
 // `npm run bench:optimizer` (BENCH_SOLVES, BENCH_PORTFOLIOS, BENCH_NIGHTLY, BENCH_FLOOD change 200,
 // 1000, 10000, 100). BENCH_PARTS=flood (or solve, nats, comma-separated) runs only those parts and
@@ -137,7 +139,13 @@ async function solveTimes() {
 
 // ------------------------------------------------------------------ (2) and (3) both services
 
-async function throughNats() {
+/** Where the data service solves: on its event loop (the baseline) or on its optimizer threads. */
+const FLOWS = [
+  { mode: 'event loop', entry: 'bench/lib/data-service-inline.ts' },
+  { mode: 'threads (defaults)', entry: 'data-service/src/main.ts' },
+] as const;
+
+async function throughNats(entry: string) {
   const work = mkdtempSync(join(tmpdir(), 'platform-bench-optimizer-'));
   const referenceDir = join(work, 'reference');
   await buildReferenceFile(referenceDir, 'sample', (conn) => generateSample(conn, { instruments: 400, years: 1, seed: 42, endDate: '2026-11-20' }));
@@ -148,7 +156,7 @@ async function throughNats() {
     RATE_LIMIT_ACCESS_KEY: '0',
   });
   const dataPort = await freePort();
-  const data = spawn(process.execPath, ['--import', 'tsx', 'data-service/src/main.ts'], {
+  const data = spawn(process.execPath, ['--import', 'tsx', entry], {
     env: {
       ...process.env,
       HOST: '127.0.0.1',
@@ -279,13 +287,17 @@ async function throughNats() {
 }
 
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'solve,nats,flood').split(','));
-type Figures = { solve: Awaited<ReturnType<typeof solveTimes>>; flow: Awaited<ReturnType<typeof throughNats>>; flood?: FloodMode[] };
+type Flow = Awaited<ReturnType<typeof throughNats>> & { mode: string };
+type Figures = { solve: Awaited<ReturnType<typeof solveTimes>>; flows: Flow[]; flood?: FloodMode[] };
 const previous = (): Partial<Figures> => JSON.parse(readFileSync(new URL('results/optimizer.json', import.meta.url), 'utf8')) as Partial<Figures>;
 const kept = PARTS.size < 3 ? previous() : {};
 const solve = PARTS.has('solve') ? await solveTimes() : kept.solve!;
-const flow = PARTS.has('nats') ? await throughNats() : kept.flow!;
+const flows: Flow[] = [];
+if (PARTS.has('nats')) for (const { mode, entry } of FLOWS) flows.push({ mode, ...(await throughNats(entry)) });
+else flows.push(...kept.flows!);
 const flood = PARTS.has('flood') ? await tenantFlood() : kept.flood!;
-const figures: Figures = { solve, flow, flood };
+const figures: Figures = { solve, flows, flood };
+const [loopFlow, threadFlow] = [flows[0]!, flows[1]!];
 // The targets are judged on the default number of threads (the second mode).
 const [inline, threads] = [flood[0]!, flood[1]!];
 const verdict = (met: boolean) => (met ? 'yes' : 'no');
@@ -303,10 +315,16 @@ const markdown = [
         .join(', ')} |`,
   ),
   '',
-  `Through NATS with both services (management and data service in processes of their own, paper portfolios of a 3-ETF policy, the simulated broker):`,
+  `Through NATS with both services (management and data service in processes of their own, paper portfolios of a 3-ETF policy, the simulated broker; each row on a platform of its own, one after the other in one run): ${loopFlow.operator.portfolios} operator requests (16 clients), then the nightly batch over ${loopFlow.nightly.portfolios} robo-advised portfolios, whose ${NIGHTLY.toLocaleString('en')} new ones are all one tenant's (target < 120 s, executed):`,
   '',
-  `- ${flow.operator.portfolios} operator requests (16 clients; written in ${flow.operator.requested_s} s): all answered after ${flow.operator.answered_s} s (**${flow.operator.optimizations_per_s} optimizations/s**), all executed after ${flow.operator.executed_s} s`,
-  `- nightly batch over ${flow.nightly.portfolios} robo-advised portfolios (${flow.nightly.requested} requests written in ${flow.nightly.batch_write_s} s): the ${NIGHTLY} new ones answered after ${flow.nightly.answered_s} s, executed after **${flow.nightly.executed_s} s** (target < 120 s)`,
+  '| solves on | operator requests: written / all answered (optimizations/s) / executed | nightly batch: requests written / new ones answered / executed |',
+  '|---|---|---|',
+  ...flows.map(
+    (f) =>
+      `| ${f.mode} | ${f.operator.requested_s} s / ${f.operator.answered_s} s (**${f.operator.optimizations_per_s}/s**) / ${f.operator.executed_s} s | ${f.nightly.batch_write_s} s / ${f.nightly.answered_s} s / **${f.nightly.executed_s} s** |`,
+  ),
+  '',
+  `On the threads against the event loop: operator optimizations/s ${round(threadFlow.operator.optimizations_per_s / loopFlow.operator.optimizations_per_s)}×, the nightly batch's time ${round(threadFlow.nightly.executed_s / loopFlow.nightly.executed_s)}× (no lower rate: ${verdict(threadFlow.operator.optimizations_per_s >= loopFlow.operator.optimizations_per_s && threadFlow.nightly.executed_s <= loopFlow.nightly.executed_s)}).`,
   '',
   `One tenant's flood beside another tenant's reads (measured ${threads.measured_at.slice(0, 10)}, load average of the machine ${flood.map((m) => m.load_average).join(', ')} at the end of each row's run: ${flood.some((m) => m.load_average > 1) ? 'other work shared the machine, the figures vary from run to run' : 'nothing else ran'}): tenant A asks for ${threads.optimizations} operator optimizations (16 clients) of advisory paper portfolios of €100,000 whose policy holds ${threads.policy_instruments} instruments of the sample universe (fractional shares), while tenant B reads \`GET /data/reference/universe/?universe_name=GLOBAL&fields=ASSET_CLASS\` (${UNIVERSE.toLocaleString('en')} instruments) one request after the other, at most ${1000 / READ_EVERY_MS} a second, and a prober reads \`/livez\` (at most ${1000 / LIVEZ_EVERY_MS} a second); the data service in its own process, solving on its event loop as before optimizer threads (bench/lib/data-service-inline.ts) and on its optimizer threads (\`OPTIMIZER_THREADS\`: its default, at their default \`OPTIMIZER_THREAD_NICE\` and at the event loop's priority, and as many as the cores). Idle: the ${IDLE_FLOOD_SECONDS} s before A's first request; under the flood: from A's first request until all are answered; alone: ${threads.optimizations} more optimizations with no reader nor prober (on the event loop B's reads wait while A's solves run, so beside B the event loop solves with the cores to itself).`,
   '',
