@@ -4,10 +4,11 @@
 // bench/lib/data-service-inline.ts) and on its optimizer threads (OPTIMIZER_THREADS: the default, at
 // two nice values, and as many as the cores); then both again with the data service alone on a core
 // of its own, as pods apart would be. Each mode on a platform of its own.
-import { spawn, spawnSync } from 'node:child_process';
+import { fork, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
@@ -15,6 +16,7 @@ import { dataSettings } from '../data-service/src/config.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { round, startBenchPlatform } from './lib/harness.ts';
+import type { PacedReadings } from './lib/paced-reader.ts';
 
 const FLOOD = Number(process.env.BENCH_FLOOD ?? 300);
 /** Instruments of the sample universe (the default of a first start), and at most this many of them, priced in EUR, in the policy. */
@@ -53,33 +55,19 @@ function latencies(times: number[], errors: number): Latencies {
 }
 
 /**
- * One client reading `url` one request after the other, starting one every `everyMs` at most (right
- * after the previous one when that took longer), until stopped: each request's time from its start.
- * At a fixed pace B asks the same work of the service whether its requests stall or not.
+ * B's reader or the prober, in a process of its own (lib/paced-reader.ts): at a fixed pace B asks
+ * the same work of the service whether its requests stall or not. Resolves once it reads.
  */
-function reader(url: string, headers: Record<string, string>, everyMs: number) {
-  const times: number[] = [];
-  let errors = 0;
-  let stopped = false;
-  const done = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      try {
-        const res = await fetch(url, { headers });
-        await res.arrayBuffer();
-        if (!res.ok) errors++;
-      } catch {
-        errors++;
-      }
-      const took = performance.now() - started;
-      times.push(took);
-      if (took < everyMs) await sleep(everyMs - took);
-    }
-  })();
+async function reader(url: string, headers: Record<string, string>, everyMs: number) {
+  const child = fork(fileURLToPath(new URL('lib/paced-reader.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const started = new Promise((resolve) => child.once('message', resolve));
+  child.send({ url, headers, everyMs });
+  await started;
   return {
     stop: async () => {
-      stopped = true;
-      await done;
+      const readings = new Promise<PacedReadings>((resolve) => child.once('message', (m) => resolve(m as PacedReadings)));
+      child.send('stop');
+      const { times, errors } = await readings;
       return latencies(times, errors);
     },
   };
@@ -260,14 +248,14 @@ export async function tenantFlood(): Promise<FloodMode[]> {
       const readHeaders = { 'x-tenant-id': 'bench-b', 'x-api-key': apiB.api_key };
       // Warm-up, then B and the prober while nothing else runs.
       for (let i = 0; i < 20; i++) await (await fetch(readUrl, { headers: readHeaders })).arrayBuffer();
-      let reads = reader(readUrl, readHeaders, READ_EVERY_MS);
-      let livez = reader(`${data.url}/livez`, {}, LIVEZ_EVERY_MS);
+      let reads = await reader(readUrl, readHeaders, READ_EVERY_MS);
+      let livez = await reader(`${data.url}/livez`, {}, LIVEZ_EVERY_MS);
       await sleep(IDLE_FLOOD_SECONDS * 1000);
       const readsIdle = await reads.stop();
       const livezIdle = await livez.stop();
 
-      reads = reader(readUrl, readHeaders, READ_EVERY_MS);
-      livez = reader(`${data.url}/livez`, {}, LIVEZ_EVERY_MS);
+      reads = await reader(readUrl, readHeaders, READ_EVERY_MS);
+      livez = await reader(`${data.url}/livez`, {}, LIVEZ_EVERY_MS);
       const seconds = await flood(ids, mode);
       const readsFlood = await reads.stop();
       const livezFlood = await livez.stop();
