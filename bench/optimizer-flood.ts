@@ -121,7 +121,8 @@ export async function tenantFlood(): Promise<FloodMode[]> {
   await buildReferenceFile(referenceDir, 'sample', (conn) => generateSample(conn, { instruments: UNIVERSE, years: 1, seed: 42, endDate: '2026-11-20' }));
   let isins: string[] | undefined;
   const modes: FloodMode[] = [];
-  for (const mode of MODES) modes.push(await floodMode(mode));
+  const only = process.env.BENCH_FLOOD_MODES?.split(',');
+  for (const mode of MODES.filter((m) => !only || only.some((name) => m.name.includes(name)))) modes.push(await floodMode(mode));
   return modes;
 
   async function floodMode(mode: Mode): Promise<FloodMode> {

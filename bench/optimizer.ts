@@ -11,7 +11,9 @@
 // (4) One tenant's flood of optimizations beside another tenant's reads (optimizer-flood.ts).
 // `npm run bench:optimizer` (BENCH_SOLVES, BENCH_PORTFOLIOS, BENCH_NIGHTLY, BENCH_FLOOD change 200,
 // 1000, 10000, 300). BENCH_PARTS=flood (or solve, nats, comma-separated) runs only those parts and
-// keeps the figures of the others from bench/results/optimizer.json.
+// keeps the figures of the others from bench/results/optimizer.json. BENCH_FLOOD_MODES=<text>,…
+// runs only the flood's modes whose name contains one of the texts (to look into one; the flood's
+// figures written are then those modes' alone).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
