@@ -16,9 +16,9 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { availableCodings, compressWith, type ContentCoding } from '@platform/shared';
 import { rawRequest } from '@platform/test-support/raw-http';
-import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
-import { generateSample } from '../data-service/src/sample/generate.ts';
-import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
+import { generateSample } from '@platform/data-service/sample/generate';
+import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 

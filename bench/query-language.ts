@@ -9,16 +9,16 @@
 import autocannon from 'autocannon';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { compileQuery } from '../management-service/src/query/compile.ts';
-import { fieldType } from '../management-service/src/query/fields.ts';
-import { parseQuery } from '../management-service/src/query/parser.ts';
-import { entityKinds } from '../management-service/src/domain/entities/catalog.ts';
-import type { Principal } from '../management-service/src/domain/principal.ts';
-import { listCollection } from '../management-service/src/http/handlers/collections.ts';
-import { countOf, pageOf, type CollectionFilter } from '../management-service/src/store/collections.ts';
-import { CURRENT_COLUMNS } from '../management-service/src/store/entities.ts';
-import { createDb } from '../management-service/src/store/db.ts';
-import { inTenant } from '../management-service/src/store/tenant-scope.ts';
+import { compileQuery } from '@platform/management-service/query/compile';
+import { fieldType } from '@platform/management-service/query/fields';
+import { parseQuery } from '@platform/management-service/query/parser';
+import { entityKinds } from '@platform/management-service/domain/entities/catalog';
+import type { Principal } from '@platform/management-service/domain/principal';
+import { listCollection } from '@platform/management-service/http/handlers/collections';
+import { countOf, pageOf, type CollectionFilter } from '@platform/management-service/store/collections';
+import { CURRENT_COLUMNS } from '@platform/management-service/store/entities';
+import { createDb } from '@platform/management-service/store/db';
+import { inTenant } from '@platform/management-service/store/tenant-scope';
 import { loadContract, type HandlerContext } from '@platform/shared';
 import { closedLoop, median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
 
