@@ -22,6 +22,7 @@ COPY data-service/package.json data-service/
 COPY e2e/package.json e2e/
 COPY test-support/package.json test-support/
 COPY console/package.json console/
+COPY bench/package.json bench/
 # --ignore-scripts: every install script in the lockfile belongs to a dev-only tool that the
 # image does not run (esbuild's binary check: esbuild finds @esbuild/<platform> without it;
 # embedded-postgres; @scarf/scarf telemetry). Runtime native code (@duckdb/node-bindings-*)

@@ -9,17 +9,33 @@
 // time).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { tableFromIPC, type Table } from 'apache-arrow';
-import { availableCodings, compressWith, type ContentCoding } from '@platform/shared';
-import { rawRequest } from '@platform/test-support/raw-http';
-import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
-import { generateSample } from '../data-service/src/sample/generate.ts';
-import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { tableFromIPC } from 'apache-arrow';
+import { createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
+import { generateSample } from '@platform/data-service/sample/generate';
+import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { freePort, waitFor } from '@platform/test-support/ports';
+import {
+  FACTORS,
+  FIELDS,
+  SPLIT,
+  directReferenceSql,
+  directSearchSql,
+  directUniverseSql,
+  directXraySql,
+  referenceBody as referenceBodyOf,
+  searchBody,
+  universeQuery,
+  xrayQuery,
+  ARROW_TYPE,
+  IDENTITY,
+  JSON_TYPE,
+} from './lib/data-queries.ts';
+import { measureUniverseExport } from './lib/data-export.ts';
+import { dataMarkdown } from './lib/data-report.ts';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
 const INSTRUMENTS = Number(process.env.BENCH_INSTRUMENTS ?? 100_000);
@@ -28,14 +44,6 @@ const COLD_REPS = Number(process.env.BENCH_COLD_REPS ?? 5);
 /** The fewest years that fill every factor metric: momentum (12-1 months) needs more than 262 closes. */
 const YEARS = 2;
 const QUERY_ISINS = Math.min(10_000, INSTRUMENTS);
-const FIELDS = ['NAME', 'ASSET_CLASS', 'CURRENCY', 'COUNTRY', 'REGION', 'SECTOR', 'MARKET_CAP', 'PRICE', 'PRICE_DATE', 'DIVIDEND_YIELD'];
-const SPLIT = 'REGION_SECTOR';
-const FACTORS = ['value', 'growth', 'momentum', 'stability', 'financial_health', 'profitability', 'size', 'dividend'];
-const MIN_MARKET_CAP = 5e9;
-const JSON_TYPE = 'application/json';
-const ARROW_TYPE = 'application/vnd.apache.arrow.stream';
-/** Calls of the existing cases ask for no response coding (the loopback has no use for one); the coding table measures each. */
-const IDENTITY = { 'accept-encoding': 'identity' };
 const CODING_REPS = Number(process.env.BENCH_CODING_REPS ?? 5);
 
 const log = (line: string) => console.log(`[bench] ${line}`);
@@ -126,42 +134,7 @@ try {
     return { ms: performance.now() - started, queryMs, rows };
   }
 
-  const referenceBody = { instrument_ids: isins, fields: FIELDS, fields_extra: [] };
-  const fieldColumns = (alias: string) =>
-    FIELDS.map((f) => f.toLowerCase())
-      .map((c) => (c === 'price' ? `${alias}.price::double as price` : `${alias}.${c}`))
-      .join(', ');
-  // The ISINs travel as one comma-joined string, as the service sends them (binding a long list costs more).
-  const directReferenceSql = `with ids as (select string_split($1, ',') as l),
-      req as (select unnest(l) as isin, generate_subscripts(l, 1) as ord from ids)
-    select i.isin, ${fieldColumns('i')} from req join instruments i on i.isin = req.isin order by req.ord`;
-  const universeQuery = `?universe_name=GLOBAL&${FIELDS.map((f) => `fields=${f}`).join('&')}`;
-  const directUniverseSql = `select i.isin, ${fieldColumns('i')}
-    from universes u join instruments i on i.isin = u.isin where u.universe_name = 'GLOBAL' order by i.isin`;
-
-  // X-Ray stars by hand: the mid-rank quintile within each (region, sector) group of GLOBAL,
-  // min(5, 1 + floor(5 · (below + at_or_below) / (2 · n))) over the members holding the metric.
-  const starsOf = (m: string) =>
-    `case when ${m} is null then null else least(5, 1 + (5 * (rank() over (g order by ${m} asc nulls last) - 1 + count(${m}) over (g order by ${m} asc nulls last))) // (2 * count(${m}) over g))::integer end`;
-  const globalMetricsSql = `select i.isin, i.name, i.asset_class, i.market_cap, i.dividend_yield, i.region, i.sector,
-      ${FACTORS.map((f) => `case when isnan(fm.${f}) then null else fm.${f} end as ${f}`).join(', ')}
-    from universes u join instruments i on i.isin = u.isin left join factor_metrics fm on fm.isin = u.isin
-    where u.universe_name = 'GLOBAL'`;
-  const directXraySql = `select isin, ${FACTORS.map((f) => `${starsOf(f)} as ${f}_stars`).join(',\n      ')}
-    from (${globalMetricsSql}) window g as (partition by region, sector) order by isin`;
-  const xrayQuery = `?universe_name=GLOBAL&group_split_type=${SPLIT}&${FACTORS.map((f) => `fields=${f.toUpperCase()}_STARS`).join('&')}`;
-
-  const searchBody = {
-    query: { reference: `$ASSET_CLASS == 'EQUITY' & $MARKET_CAP > ${MIN_MARKET_CAP}`, xray: '$VALUE_STARS >= 4' },
-    sorting_variables: { reference: ['DIVIDEND_YIELD'], sorting_order: ['DIVIDEND_YIELD'] },
-    xray_parameters: { instrument_universe: 'GLOBAL', group_split_type: SPLIT },
-  };
-  // Only the stars the filter reads: the least work that gives the same answer.
-  const directSearchSql = `select isin, name from (
-      select isin, name, asset_class, market_cap, dividend_yield, ${starsOf('value')} as value_stars
-      from (${globalMetricsSql}) window g as (partition by region, sector))
-    where asset_class = 'EQUITY' and market_cap > ${MIN_MARKET_CAP} and value_stars >= 4
-    order by dividend_yield desc nulls last, isin asc`;
+  const referenceBody = referenceBodyOf(isins);
 
   type Case = { name: string; service: number[]; direct: number[]; directQuery: number[]; bytes: number };
   const cases: Case[] = [];
@@ -190,8 +163,6 @@ try {
     cases.push(c);
     return c;
   }
-
-  const mb = (n: number) => (n >= 1e6 ? `${round(n / 1e6, 2)} MB` : `${round(n / 1e3, 1)} kB`);
 
   // Every answer is checked against the direct query once, so both sides are known to do the same work.
   const checks: string[] = [];
@@ -290,99 +261,17 @@ try {
     searchDirect,
   );
 
-  // 5. The universe export, JSON and Arrow. (a) Server-side: the times the service reports for
-  // making each answer (Server-Timing): the whole (its DuckDB queries and the encoding, no HTTP)
-  // and the part spent waiting for DuckDB (queries, fetching results); the rest is the encoding.
-  // (b) The whole client path over HTTP: request → a decoded apache-arrow table, or → JSON.parse.
-  // (c) Each response coding: bytes on the wire, the time to compress the answer, and the client
-  // path with that Accept-Encoding.
-  const timed = async <T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> => {
-    const started = performance.now();
-    const value = await work();
-    return { ms: performance.now() - started, value };
-  };
-  const universeUrl = `${url}/data/reference/universe/${universeQuery}`;
-  /** The service's own times for the answer (Server-Timing), and the answer. */
-  const serverSide = async (format: 'json' | 'arrow'): Promise<{ ms: number; queryMs: number; bytes: Uint8Array }> => {
-    const res = await fetch(universeUrl, { headers: { ...headers, ...IDENTITY, accept: format === 'json' ? JSON_TYPE : ARROW_TYPE } });
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    const timing = /^answer;dur=([\d.]+), query;dur=([\d.]+)$/.exec(res.headers.get('server-timing') ?? '');
-    if (res.status !== 200 || !timing) throw new Error(`universe export: ${res.status} ${res.headers.get('server-timing')}`);
-    return { ms: Number(timing[1]), queryMs: Number(timing[2]), bytes };
-  };
-
-  // Check: the Arrow answer holds every value of the JSON answer.
-  const exportJson = (await serverSide('json')).bytes;
-  const exportArrow = (await serverSide('arrow')).bytes;
-  const exportTable = tableFromIPC(exportArrow);
-  const mismatches = compareWithJson(exportTable, JSON.parse(Buffer.from(exportJson).toString('utf8')) as { data: Record<string, Record<string, unknown>> });
-  check(
-    mismatches === 0,
-    `universe export: the Arrow answer's ${exportTable.numRows} rows × ${exportTable.numCols} columns equal the JSON answer value for value (${mismatches} differ)`,
-  );
-
-  // The machine's 1-minute load average around these rounds: it is shared, and the ratios move with it.
-  const loadBefore = loadavg()[0]!;
-  log(`server-side universe export: JSON and Arrow, 2 warm-up and ${REPS} measured rounds`);
-  const server = { json: [] as number[], jsonQuery: [] as number[], arrow: [] as number[], arrowQuery: [] as number[], arrowEncoding: [] as number[] };
-  for (let i = 0; i < REPS + 2; i++) {
-    const j = await serverSide('json');
-    const a = await serverSide('arrow');
-    if (i < 2) continue;
-    server.json.push(j.ms);
-    server.jsonQuery.push(j.queryMs);
-    server.arrow.push(a.ms);
-    server.arrowQuery.push(a.queryMs);
-    server.arrowEncoding.push(a.ms - a.queryMs);
-  }
-
-  /** Request → decoded: a table for Arrow, parsed JSON; the answer asked for with `coding` (identity: none). */
-  const clientPath = (format: 'json' | 'arrow', coding: ContentCoding | 'identity' = 'identity') =>
-    timed(async () => {
-      const res = await fetch(universeUrl, { headers: { ...headers, accept: format === 'json' ? JSON_TYPE : ARROW_TYPE, 'accept-encoding': coding } });
-      if (res.status !== 200) throw new Error(`universe export: ${res.status}`);
-      if (format === 'json') return Object.keys((JSON.parse(await res.text()) as { data: object }).data).length;
-      return tableFromIPC(new Uint8Array(await res.arrayBuffer())).numRows;
-    });
-  log(`client path of the universe export: JSON and Arrow, 2 warm-up and ${REPS} measured rounds`);
-  const client = { json: [] as number[], arrow: [] as number[] };
-  for (let i = 0; i < REPS + 2; i++) {
-    const j = await clientPath('json');
-    const a = await clientPath('arrow');
-    if (i === 0)
-      check(j.value === INSTRUMENTS && a.value === INSTRUMENTS, `client path: JSON.parse finds ${j.value} instruments, tableFromIPC ${a.value} rows`);
-    if (i < 2) continue;
-    client.json.push(j.ms);
-    client.arrow.push(a.ms);
-  }
-
-  const loadAfter = loadavg()[0]!;
-  log(`response codings of the universe export (${availableCodings.join(', ')}), ${CODING_REPS} measured rounds each`);
-  type CodingRow = { format: 'JSON' | 'Arrow'; coding: string; available: boolean; bytes?: number; compress_ms?: number; client_ms?: number };
-  const codingRows: CodingRow[] = [];
-  for (const format of ['json', 'arrow'] as const) {
-    const plain = Buffer.from(format === 'json' ? exportJson : exportArrow);
-    for (const coding of ['identity', 'gzip', 'br', 'zstd'] as const) {
-      const row: CodingRow = { format: format === 'json' ? 'JSON' : 'Arrow', coding, available: coding === 'identity' || availableCodings.includes(coding) };
-      codingRows.push(row);
-      if (!row.available) continue;
-      const wire = await rawRequest(universeUrl, { headers: { ...headers, accept: format === 'json' ? JSON_TYPE : ARROW_TYPE, 'accept-encoding': coding } });
-      check(
-        (wire.headers['content-encoding'] ?? 'identity') === coding,
-        `${row.format} asked as ${coding}: answered ${wire.headers['content-encoding'] ?? 'identity'}, ${mb(wire.bytes.length)}`,
-      );
-      row.bytes = wire.bytes.length;
-      const compress: number[] = [];
-      const path: number[] = [];
-      await clientPath(format, coding);
-      for (let i = 0; i < CODING_REPS; i++) {
-        if (coding !== 'identity') compress.push((await timed(() => compressWith(coding, plain))).ms);
-        path.push((await clientPath(format, coding)).ms);
-      }
-      row.compress_ms = coding === 'identity' ? 0 : round(median(compress), 1);
-      row.client_ms = round(median(path), 1);
-    }
-  }
+  // 5. The universe export, JSON and Arrow: server-side, the whole client path, each response coding.
+  const { exportJson, exportArrow, server, client, loadBefore, loadAfter, codingRows } = await measureUniverseExport({
+    url,
+    universeQuery,
+    headers,
+    reps: REPS,
+    codingReps: CODING_REPS,
+    instruments: INSTRUMENTS,
+    check,
+    log,
+  });
 
   const at = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)]!;
   const results = cases.map((c) => ({
@@ -404,59 +293,38 @@ try {
   const serverRatio = round(median(server.json) / median(server.arrow));
   const encodingRatio = round(median(server.json) / median(server.arrowEncoding));
   const clientRatio = round(median(client.json) / median(client.arrow));
-  const met = (ratio: number) => (ratio >= 3 ? 'met' : '**not met**');
-  const targets: Record<string, string> = {
-    [refArrow.name]: `≤ 1.5×: ${arrowRatio <= 1.5 ? 'met' : '**not met**'}`,
-    [cases.at(-1)!.name]: `≤ 1.5×: ${searchRatio <= 1.5 ? 'met' : '**not met**'}`,
-  };
-
-  const markdown = [
-    '### Data service (`npm run bench:data`)',
-    '',
-    `Generated universe: ${INSTRUMENTS.toLocaleString('en')} instruments (${sample.stocks.toLocaleString('en')} stocks, ${sample.bonds.toLocaleString('en')} bonds, ${sample.etfs.toLocaleString('en')} ETFs), ${YEARS} years of daily prices (${sample.prices.toLocaleString('en')} rows, the fewest years that fill every factor metric); generating it into a reference file took ${generationSeconds} s.`,
-    `Single client, sequential: ${REPS} measured calls per case after 2 warm-up calls (cold X-Ray: ${COLD_REPS}, each the first call of a new tenant), service and direct alternating; medians and p90; measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine.`,
-    'Service: the data service in its own process over HTTP (`fetch`, API key, contract validation, the answer read to its last byte). Direct (the limit): the same query written by hand and run in the bench process on a read-only DuckDB instance of the same reference file, every row read into JS (`runAndReadAll` + `getRows`), no HTTP and no encoding; the column after it is the time until `runAndReadAll` returned (query run, result chunks fetched, before converting them to JS values).',
-    '',
-    '| case | service median ms | p90 ms | bytes | direct median ms | of which the query, before JS values | service / direct | target met? |',
-    '|---|---|---|---|---|---|---|---|',
-    ...results.map(
-      (r) =>
-        `| ${r.case} | ${r.service_median_ms} | ${r.service_p90_ms} | ${mb(r.bytes)} | ${r.direct_median_ms} | ${r.direct_query_median_ms} | ${r.ratio}× | ${targets[r.case] ?? '—'} |`,
-    ),
-    '',
-    `Reference query of ${QUERY_ISINS.toLocaleString('en')} ISINs, JSON time / Arrow time: ${arrowOverJson} (target: Arrow ≥ 3× faster than JSON, ${arrowOverJson >= 3 ? 'met' : '**not met**'}); Arrow / direct DuckDB: ${arrowRatio}× (target ≤ 1.5×: ${arrowRatio <= 1.5 ? 'met' : '**not met**'}), ${round(median(refArrow.service) / median(refArrow.directQuery))}× of the direct query before its rows become JS values.`,
-    `Decoding in the client, once: \`tableFromIPC\` of the Arrow answer ${round(arrowDecodeMs, 1)} ms (${table.numRows.toLocaleString('en')} rows), \`JSON.parse\` of the JSON answer ${round(jsonDecodeMs, 1)} ms.`,
-    `Smart search finds ${found.length.toLocaleString('en')} instruments; its direct query computes only the VALUE stars the filter reads. The X-Ray direct query computes all 8 factors, without a cache.`,
-    '',
-    `#### Universe export GLOBAL (${INSTRUMENTS.toLocaleString('en')} rows × ${FIELDS.length} fields): Arrow against JSON`,
-    '',
-    `Server-side: the times the service reports for making each answer (\`Server-Timing: answer;dur=…, query;dur=…\`: the whole, its DuckDB queries and the JSON or Arrow encoding, no HTTP and no compression; and the part spent waiting for DuckDB), JSON and Arrow alternating, ${REPS} rounds after 2 warm-up rounds. Client path: \`fetch\` of the service over HTTP to a decoded table (\`tableFromIPC\`, apache-arrow; it decodes strings when they are read) or to \`JSON.parse\` of the text, no response coding, alternating, ${REPS} rounds. The machine's 1-minute load average went from ${round(loadBefore, 1)} to ${round(loadAfter, 1)} during these rounds (2 cores, shared with other work).`,
-    '',
-    '| what | JSON median ms | Arrow median ms | JSON / Arrow | target |',
-    '|---|---|---|---|---|',
-    `| server-side answer (DuckDB queries + encoding) | ${round(median(server.json), 1)} | ${round(median(server.arrow), 1)} | ${serverRatio}× | ≥ 3×: ${met(serverRatio)} |`,
-    `| of which waiting for DuckDB (queries, fetching results) | ${round(median(server.jsonQuery), 1)} | ${round(median(server.arrowQuery), 1)} | — | — |`,
-    `| the JSON answer against the Arrow encoding alone (the Arrow answer less its waits for DuckDB) | ${round(median(server.json), 1)} | ${round(median(server.arrowEncoding), 1)} | ${encodingRatio}× | ≥ 3×: ${met(encodingRatio)} |`,
-    `| client path: request → decoded table / parsed JSON | ${round(median(client.json), 1)} | ${round(median(client.arrow), 1)} | ${clientRatio}× | ≥ 3×: ${met(clientRatio)} |`,
-    '',
-    `The target reads two ways: the whole Arrow answer against the whole JSON answer (first row), or the Arrow encoding against the JSON answer (third row). The Arrow answer waits ${round(median(server.arrowQuery), 1)} ms for DuckDB (its semi-join and sort of the ${INSTRUMENTS.toLocaleString('en')} rows and the ${Math.ceil(INSTRUMENTS / 2048)} result chunks, each fetched by one asynchronous call, the next while the current one is copied), ${round((100 * median(server.arrowQuery)) / median(server.arrow))} % of it${
-      serverRatio >= 3
-        ? ''
-        : `: an encoding that cost nothing would leave the whole answers at ${round(median(server.json) / median(server.arrowQuery))}× (JSON answer / Arrow waits), which is what limits the first reading`
-    }. The encoding copies the chunks' vectors into Arrow buffers (strings in runs, categories into dictionaries, no JS value per cell) and writes the IPC stream. Answer sizes: JSON ${mb(exportJson.byteLength)}, Arrow ${mb(exportArrow.byteLength)} (categories dictionary-encoded).`,
-    '',
-    `Response codings of the same export (Node.js ${process.version}; levels: gzip 1, br quality 1, zstd 1): bytes on the wire, median time to compress the answer (the service does it per request), and the client path with that Accept-Encoding (decompression by \`fetch\` included), ${CODING_REPS} rounds each.`,
-    '',
-    '| answer | coding | bytes | of identity | compress ms | client path ms |',
-    '|---|---|---|---|---|---|',
-    ...codingRows.map((r) => {
-      if (!r.available) return `| ${r.format} | ${r.coding} | not in Node.js ${process.version} | — | — | — |`;
-      const identity = codingRows.find((x) => x.format === r.format && x.coding === 'identity')!.bytes!;
-      return `| ${r.format} | ${r.coding} | ${mb(r.bytes!)} | ${round((100 * r.bytes!) / identity)} % | ${r.compress_ms} | ${r.client_ms} |`;
-    }),
-    '',
-    `Checks (each answer against the direct query): ${checks.join('; ')}.`,
-  ].join('\n');
+  const markdown = dataMarkdown({
+    instruments: INSTRUMENTS,
+    sample,
+    years: YEARS,
+    generationSeconds,
+    reps: REPS,
+    coldReps: COLD_REPS,
+    results,
+    queryIsins: QUERY_ISINS,
+    arrowOverJson,
+    arrowRatio,
+    refArrow,
+    searchRatio,
+    cases,
+    arrowDecodeMs,
+    table,
+    jsonDecodeMs,
+    found,
+    fields: FIELDS,
+    loadBefore,
+    loadAfter,
+    server,
+    client,
+    serverRatio,
+    encodingRatio,
+    clientRatio,
+    exportJson,
+    exportArrow,
+    codingReps: CODING_REPS,
+    codingRows,
+    checks,
+  });
 
   record(
     'data',
@@ -508,21 +376,4 @@ try {
   }
   await platform.stop();
   rmSync(work, { recursive: true, force: true });
-}
-
-/** Cells of an Arrow table that differ from the JSON answer `{data: {isin: {key: value}}}` (dates as YYYY-MM-DD, dictionaries decoded). */
-function compareWithJson(table: Table, json: { data: Record<string, Record<string, unknown>> }): number {
-  const isins = Object.keys(json.data);
-  let differ = Math.abs(isins.length - table.numRows);
-  const columns = table.schema.fields.map((f) => ({ name: f.name, date: String(f.type).startsWith('Date'), vector: table.getChild(f.name)! }));
-  for (let i = 0; i < Math.min(isins.length, table.numRows); i++) {
-    const record = json.data[isins[i]!]!;
-    if (columns[0]!.vector.get(i) !== isins[i]) differ++;
-    for (const { name, date, vector } of columns.slice(1)) {
-      const value = vector.isValid(i) ? vector.get(i) : null;
-      const cell = date && value !== null ? new Date(value as number).toISOString().slice(0, 10) : value;
-      if (cell !== record[name]) differ++;
-    }
-  }
-  return differ;
 }

@@ -7,9 +7,9 @@
 import mqtt from 'mqtt';
 import pg from 'pg';
 import { connectNats, jetstream, newUlid, subjects } from '@platform/shared';
-import { createTenant } from '../management-service/src/admin/provisioning.ts';
-import { envelope } from '../management-service/src/domain/events.ts';
-import type { Doc } from '../management-service/src/domain/merge.ts';
+import { createTenant } from '@platform/management-service/admin/provisioning';
+import { envelope } from '@platform/management-service/domain/events';
+import type { Doc } from '@platform/management-service/domain/merge';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

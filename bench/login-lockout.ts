@@ -5,7 +5,7 @@
 // Counts the rightful client's logins answered 200 (all of them, when blocks are per key and
 // address) and what the stranger got. `npm run bench:login-lockout`.
 import { call } from '@platform/test-support/http';
-import { createAccessKey } from '../management-service/src/admin/provisioning.ts';
+import { createAccessKey } from '@platform/management-service/admin/provisioning';
 import { record, startBenchPlatform } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, waitFor } from '@platform/test-support/ports';
-import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
-import { dataSettings } from '../data-service/src/config.ts';
-import { generateSample } from '../data-service/src/sample/generate.ts';
-import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
+import { dataSettings } from '@platform/data-service/config';
+import { generateSample } from '@platform/data-service/sample/generate';
+import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { round, startBenchPlatform } from './lib/harness.ts';
 import type { PacedReadings } from './lib/paced-reader.ts';
 

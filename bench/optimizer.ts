@@ -20,11 +20,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, newId, newUlid } from '@platform/shared';
 import { waitFor, freePort } from '@platform/test-support/ports';
-import { createApiKey } from '../management-service/src/admin/provisioning.ts';
-import { runNightlyIfDue } from '../management-service/src/jobs/optimizer-nightly.ts';
-import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '../data-service/src/optimizer/engine.ts';
-import { generateSample } from '../data-service/src/sample/generate.ts';
-import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { createApiKey } from '@platform/management-service/admin/provisioning';
+import { runNightlyIfDue } from '@platform/management-service/jobs/optimizer-nightly';
+import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '@platform/data-service/optimizer/engine';
+import { generateSample } from '@platform/data-service/sample/generate';
+import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { record, round, startBenchPlatform } from './lib/harness.ts';
 import { IDLE_FLOOD_SECONDS, LIVEZ_EVERY_MS, READ_EVERY_MS, UNIVERSE, tenantFlood, type FloodMode } from './optimizer-flood.ts';
 

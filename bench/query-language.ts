@@ -7,33 +7,30 @@
 // service over HTTP, and GET /livez (the HTTP stack alone), alternating in rounds.
 // `npm run bench:queries` (BENCH_PORTFOLIOS, BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONCURRENCY, BENCH_CLIENTS).
 import autocannon from 'autocannon';
-import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { compileQuery } from '../management-service/src/query/compile.ts';
-import { fieldType } from '../management-service/src/query/fields.ts';
-import { parseQuery } from '../management-service/src/query/parser.ts';
-import { entityKinds } from '../management-service/src/domain/entities/catalog.ts';
-import type { Principal } from '../management-service/src/domain/principal.ts';
-import { listCollection } from '../management-service/src/http/handlers/collections.ts';
-import { countOf, pageOf, type CollectionFilter } from '../management-service/src/store/collections.ts';
-import { CURRENT_COLUMNS } from '../management-service/src/store/entities.ts';
-import { createDb } from '../management-service/src/store/db.ts';
-import { inTenant } from '../management-service/src/store/tenant-scope.ts';
+import { compileQuery } from '@platform/management-service/query/compile';
+import { fieldType } from '@platform/management-service/query/fields';
+import { parseQuery } from '@platform/management-service/query/parser';
+import { entityKinds } from '@platform/management-service/domain/entities/catalog';
+import type { Principal } from '@platform/management-service/domain/principal';
+import { listCollection } from '@platform/management-service/http/handlers/collections';
+import { countOf, pageOf, type CollectionFilter } from '@platform/management-service/store/collections';
+import { CURRENT_COLUMNS } from '@platform/management-service/store/entities';
+import { createDb } from '@platform/management-service/store/db';
+import { inTenant } from '@platform/management-service/store/tenant-scope';
 import { loadContract, type HandlerContext } from '@platform/shared';
+import { pendingOf, resolveUsers, seedPortfolios } from './lib/portfolio-seed.ts';
+import { queryCases, type Case } from './lib/query-cases.ts';
 import { closedLoop, median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
 
 const PORTFOLIOS = Number(process.env.BENCH_PORTFOLIOS ?? 1_000_000);
 const USERS = Math.max(10, Math.round(PORTFOLIOS / 10));
-/** Portfolios with a non-zero divest_amount: one in every PENDING_EVERY. */
-const PENDING = Math.min(1000, PORTFOLIOS);
-const PENDING_EVERY = Math.floor(PORTFOLIOS / PENDING);
-/** The seed's portfolio i has a pending withdrawal: exactly PENDING of them. */
-const IS_PENDING = `(i % ${PENDING_EVERY} = ${7 % PENDING_EVERY} and i <= ${PENDING * PENDING_EVERY})`;
+/** Portfolios with a non-zero divest_amount (the seed's pending withdrawals). */
+const PENDING = pendingOf(PORTFOLIOS);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
-const BATCH = 50_000;
 
 // Nothing is counted against rate limits (RATE_LIMIT_ACCESS_KEY=0): at these rates the default budget would
 // refuse most requests, and what counting costs is measured by `npm run bench:rate-limits`. The token lives an hour:
@@ -49,139 +46,10 @@ const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: CLIENTS 
 const serviceDb = createDb(platform.databaseUrl, CLIENTS);
 const tenant = platform.tenantId;
 
-function progress(label: string, done: number, total: number, started: number): void {
-  const width = 30;
-  const filled = Math.round((done / total) * width);
-  const rate = done / ((Date.now() - started) / 1000);
-  process.stdout.write(
-    `\r[bench] ${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done.toLocaleString('en')}/${total.toLocaleString('en')} ${Math.round(rate).toLocaleString('en')}/s`,
-  );
-  if (done === total) process.stdout.write('\n');
-}
-
-/** Ids in the stored format: type letter and 26 characters of the ULID alphabet. */
-const idSql = (letter: string, n: string) => `'${letter}' || upper(substr(md5('${letter}' || ${n}::text), 1, 26))`;
-
-/** Seeds users and portfolios; the seconds it took. */
-async function seed(): Promise<number> {
-  const started = Date.now();
-  await pool.query(
-    `insert into entities (tenant_id, id, type, version, doc, readable_by, modifiable_by, created_at, version_at)
-     select $1, ${idSql('U', 'i')}, 'users', 1,
-            jsonb_build_object('external_id', 'user-' || i, 'first_name', 'First' || i, 'last_name', 'Last' || (i % 1000), 'status', 'ACTIVE', 'feature_flags', '[]'::jsonb, 'products', '[]'::jsonb),
-            array[${idSql('U', 'i')}], array[${idSql('U', 'i')}], now(), now()
-       from generate_series(1, $2) i`,
-    [tenant, USERS],
-  );
-  for (let from = 1; from <= PORTFOLIOS; from += BATCH) {
-    const to = Math.min(PORTFOLIOS, from + BATCH - 1);
-    await pool.query(
-      `insert into entities (tenant_id, id, type, version, doc, readable_by, modifiable_by, created_at, version_at)
-       select $1, ${idSql('P', 'i')}, 'portfolios', 1, doc, array[doc ->> 'owned_by_user_id'], array[doc ->> 'owned_by_user_id'],
-              now() - (i || ' seconds')::interval, now()
-         from (select i, jsonb_build_object(
-                 'external_id', 'ext-' || i,
-                 'name', 'Portfolio ' || (i % 9973),
-                 'owned_by_user_id', ${idSql('U', `(1 + i % ${USERS})`)},
-                 'base_currency', (array['EUR', 'USD', 'CHF', 'GBP'])[1 + i % 4],
-                 'money_type', case when i % 10 = 0 then 'PAPER_MONEY' else 'REAL_MONEY' end,
-                 'config', jsonb_build_object(
-                   'manager', case when ${IS_PENDING} then 'ROBO_ADVISOR_DISCRETIONARY'
-                                   else (array['USER_MANAGED', 'ROBO_ADVISOR_ADVISORY', 'ROBO_ADVISOR_DISCRETIONARY'])[1 + i % 3] end,
-                   'manager_version', 1,
-                   'manager_settings', jsonb_strip_nulls(jsonb_build_object(
-                     'active', true,
-                     'divest_amount', case when ${IS_PENDING} then (i % 5000) + 0.5 when i % 3 <> 0 then 0 end,
-                     'suitability_profile_id', case when i % 20 = 1 then ${idSql('N', 'i')} end))),
-                 'portfolio', jsonb_build_object('$EUR', i % 10000),
-                 'status', 'ACTIVE', 'archived', false, 'funded_since', null) as doc
-                 from generate_series($2::int, $3::int) i) s`,
-      [tenant, from, to],
-    );
-    progress('seeding portfolios', to, PORTFOLIOS, started);
-  }
-  await pool.query('vacuum analyze entities');
-  const { rows } = await pool.query(
-    `select count(*)::int as pending from entities where type = 'portfolios' and platform_numeric(doc, '{config,manager_settings,divest_amount}') <> 0`,
-  );
-  if (rows[0].pending !== PENDING) throw new Error(`seeded ${rows[0].pending} pending withdrawals, not ${PENDING}`);
-  return round((Date.now() - started) / 1000, 1);
-}
-
 const definition = await loadContract('management');
 const portfolioSchema = definition.components!.schemas!.Portfolio as Parameters<typeof fieldType>[0];
 
-/** Hand-written SQL: the statements a developer would send for the same answer, one after another. */
-type Case = {
-  name: string;
-  query: (n: number) => string;
-  embed?: string;
-  sql: (n: number) => { text: string; values: unknown[] }[];
-  indexed: boolean;
-  /** A lookup whose throughput is measured as well. */
-  throughput?: boolean;
-};
-const user = (n: number) => `U${(Math.abs(n) % USERS) + 1}`;
-const cases: Case[] = [
-  {
-    name: 'external_id lookup',
-    query: (n) => `external_id eq 'ext-${(n % PORTFOLIOS) + 1}'`,
-    sql: (n) => [
-      {
-        text: `select doc from entities where tenant_id = $1 and type = 'portfolios' and external_id = $2 and not deleted`,
-        values: [tenant, `ext-${(n % PORTFOLIOS) + 1}`],
-      },
-    ],
-    indexed: true,
-    throughput: true,
-  },
-  {
-    name: 'pending withdrawals',
-    query: () => 'config.manager_settings.divest_amount neq 0 and config.manager_settings.divest_amount neq null',
-    sql: () => {
-      const where = `tenant_id = $1 and type = 'portfolios' and not deleted
-              and platform_numeric(doc, '{config,manager_settings,divest_amount}') is not null
-              and platform_numeric(doc, '{config,manager_settings,divest_amount}') <> 0`;
-      return [
-        { text: `select count(*) from entities where ${where}`, values: [tenant] },
-        { text: `select doc from entities where ${where} order by id limit 20`, values: [tenant] },
-      ];
-    },
-    indexed: true,
-  },
-  {
-    name: 'owner lookup + embed owner',
-    query: (n) => `owned_by_user_id eq '{${user(n)}}'`,
-    embed: 'owned_by_user_id',
-    sql: (n) => {
-      const where = `tenant_id = $1 and type = 'portfolios' and not deleted and platform_text(doc, '{owned_by_user_id}') = $2`;
-      return [
-        { text: `select count(*) from entities where ${where}`, values: [tenant, `{${user(n)}}`] },
-        { text: `select doc from entities where ${where} order by id limit 20`, values: [tenant, `{${user(n)}}`] },
-        { text: `select doc from entities where tenant_id = $1 and id = $2`, values: [tenant, `{${user(n)}}`] },
-      ];
-    },
-    indexed: true,
-    throughput: true,
-  },
-  {
-    name: '3-clause and/or + orderby',
-    query: () => "(base_currency eq 'EUR' or base_currency eq 'CHF') and config.manager eq 'ROBO_ADVISOR_DISCRETIONARY' orderby name desc",
-    sql: () => {
-      const where = `tenant_id = $1 and type = 'portfolios' and not deleted
-              and (doc ->> 'base_currency' = 'EUR' or doc ->> 'base_currency' = 'CHF') and doc -> 'config' ->> 'manager' = 'ROBO_ADVISOR_DISCRETIONARY'`;
-      return [
-        { text: `select count(*) from entities where ${where}`, values: [tenant] },
-        { text: `select doc from entities where ${where} order by doc ->> 'name' desc, id limit 20`, values: [tenant] },
-      ];
-    },
-    indexed: false,
-  },
-];
-
-/** The stored id of the seed's user n (md5-derived, as `idSql`), for `{U17}` placeholders. */
-const storedUserId = (n: number) => `U${createHash('md5').update(`U${n}`).digest('hex').slice(0, 26).toUpperCase()}`;
-const resolveUsers = (text: string) => text.replace(/\{U(\d+)\}/g, (_, n: string) => storedUserId(Number(n)));
+const cases = queryCases(tenant, PORTFOLIOS, USERS);
 const resolved = (c: Case, n: number) => resolveUsers(c.query(n));
 const requestPath = (c: Case, n: number) => `/portfolios/?query=${encodeURIComponent(resolved(c, n))}${c.embed ? `&embed=${c.embed}` : ''}`;
 /** Distinct requests per worker: worker w's i-th request is for n = w * 100,003 + i * 7,919. */
@@ -322,7 +190,7 @@ async function planIndexes(c: Case, statements: string[]): Promise<string> {
   return used.join(', ');
 }
 
-const seedSeconds = await seed();
+const seedSeconds = await seedPortfolios(pool, { tenant, portfolios: PORTFOLIOS, users: USERS, pending: PENDING });
 console.log(`[bench] seeded ${PORTFOLIOS.toLocaleString('en')} portfolios and ${USERS.toLocaleString('en')} users in ${seedSeconds} s`);
 if (process.env.BENCH_EXPLAIN) {
   // Plans of the hand-written statements, to see where time goes; then stop.

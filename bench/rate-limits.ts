@@ -3,7 +3,7 @@
 // reaches (every request counted in Postgres, docs/adr/0023-rate-limits.md), alternating rounds;
 // medians. `npm run bench:rate-limits` (BENCH_SECONDS, BENCH_ROUNDS, BENCH_CONNECTIONS: 8, 3, 32).
 import autocannon from 'autocannon';
-import { createAccessKey, createTenant, setTenantRateLimits } from '../management-service/src/admin/provisioning.ts';
+import { createAccessKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
 import { median, record, round, startBenchPlatform, type Figures } from './lib/harness.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);

@@ -8,17 +8,17 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { exportPKCS8, generateKeyPair } from 'jose';
-import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '../management-service/src/admin/provisioning.ts';
-import { listTenants, revokeAccessKey, revokeApiKey } from '../management-service/src/store/credentials.ts';
-import { migrateLatest } from '../management-service/src/store/migrate.ts';
-import { listDestinations, removeDestination, setDestination } from '../management-service/src/store/destinations.ts';
-import { redactDestination } from '../management-service/src/admin/redact.ts';
-import { ingestReferenceData, pruneReferenceFiles } from '../data-service/src/ingest/ingest.ts';
-import { consoleProgress } from '../data-service/src/ingest/progress.ts';
-import { generateSample } from '../data-service/src/sample/generate.ts';
-import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
-import { writeTenantData } from '../data-service/src/tenant-data/postgres.ts';
-import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '../data-service/src/tenant-data/universes.ts';
+import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
+import { listTenants, revokeAccessKey, revokeApiKey } from '@platform/management-service/store/credentials';
+import { migrateLatest } from '@platform/management-service/store/migrate';
+import { listDestinations, removeDestination, setDestination } from '@platform/management-service/store/destinations';
+import { redactDestination } from '@platform/management-service/admin/redact';
+import { ingestReferenceData, pruneReferenceFiles } from '@platform/data-service/ingest/ingest';
+import { consoleProgress } from '@platform/data-service/ingest/progress';
+import { generateSample } from '@platform/data-service/sample/generate';
+import { buildReferenceFile } from '@platform/data-service/store/reference-files';
+import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
+import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
 import { addBusCredentialCommands } from './lib/bus-credentials-cli.ts';
 
 function databaseUrl(): string {

@@ -8,9 +8,9 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex from 'knex';
-import { migrateLatest } from '../management-service/src/store/migrate.ts';
-import { generateSample } from '../data-service/src/sample/generate.ts';
-import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
+import { migrateLatest } from '@platform/management-service/store/migrate';
+import { generateSample } from '@platform/data-service/sample/generate';
+import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
 import { ensureInstalled } from '@platform/test-support/os-packages';
 import { freePort } from '@platform/test-support/ports';

@@ -2,10 +2,10 @@
 // at a time (the baseline of `bench:optimizer`'s tenant flood). Not a setting of the service: a
 // solve there holds every request of the replica.
 import { createLogger, runService } from '@platform/shared';
-import { loadDataConfig } from '../../data-service/src/config.ts';
-import { loadOptimizer } from '../../data-service/src/optimizer/engine.ts';
-import { EngineFailed } from '../../data-service/src/optimizer/solving.ts';
-import { startDataService } from '../../data-service/src/service.ts';
+import { loadDataConfig } from '@platform/data-service/config';
+import { loadOptimizer } from '@platform/data-service/optimizer/engine';
+import { EngineFailed } from '@platform/data-service/optimizer/solving';
+import { startDataService } from '@platform/data-service/service';
 
 await runService(
   'data-service',

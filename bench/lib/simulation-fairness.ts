@@ -4,11 +4,11 @@
 // whole run to end), side by side in one process (data-service/src/workers/simulation-scheduler.ts,
 // `sharing`).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { futurePerformanceAnswer } from '../../data-service/src/simulation/answer.ts';
-import { simulate, type SimulationInput } from '../../data-service/src/simulation/engine.ts';
-import type { Grid } from '../../data-service/src/simulation/grid.ts';
-import { simulationPool } from '../../data-service/src/workers/simulation-pool.ts';
-import { simulationScheduler, type SimulationScheduler } from '../../data-service/src/workers/simulation-scheduler.ts';
+import { futurePerformanceAnswer } from '@platform/data-service/simulation/answer';
+import { simulate, type SimulationInput } from '@platform/data-service/simulation/engine';
+import type { Grid } from '@platform/data-service/simulation/grid';
+import { simulationPool } from '@platform/data-service/workers/simulation-pool';
+import { simulationScheduler, type SimulationScheduler } from '@platform/data-service/workers/simulation-scheduler';
 
 export type Sharing = 'units' | 'runs';
 export type FairnessRow = {

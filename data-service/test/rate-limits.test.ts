@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createLogger, newUlid } from '@platform/shared';
-import { createApiKey } from '@platform/test-support/tenants';
+import { createApiKey, setTenantRateLimits } from '@platform/test-support/tenants';
 import { testWorkDir } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
-import { setTenantRateLimits } from '../../management-service/src/admin/provisioning.ts';
 import { loadDataConfig } from '../src/config.ts';
 import { startDataService, type RunningService } from '../src/service.ts';
 import { dataClient } from './support/data-client.ts';

@@ -7,7 +7,7 @@ import { testSigningKey } from '@platform/test-support/platform';
 import { freePort, waitFor } from '@platform/test-support/ports';
 import { stopProcess } from '@platform/test-support/processes';
 import type { NatsServer } from '@platform/test-support/nats-server';
-import { createAccessKey, createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
+import { createAccessKey, createApiKey, createTenant } from '@platform/test-support/tenants';
 
 // Both services as processes of their own, killed with SIGKILL while thirty paper portfolios are
 // optimized and executed: the data service holding requests it took, the management service holding

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadManagementConfig } from '../../management-service/src/config.ts';
+import { loadManagementConfig } from '@platform/management-service/config';
 
 const cli = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args]);
 const config = (key: string) => loadManagementConfig({ DATABASE_URL: 'postgres://h/db', NATS_URL: 'nats://127.0.0.1:4222', JWT_PRIVATE_KEY: key });

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Knex } from 'knex';
-import { createBusCredential, hashBusPassword } from '../../management-service/src/admin/bus-credentials.ts';
-import { signalNatsServer, startBusUsersSync, writeBusUsers, type BusUsersSource } from '../../management-service/src/bus/sync.ts';
-import { listBusCredentials, revokeBusCredential } from '../../management-service/src/store/bus-credentials.ts';
+import { createBusCredential, hashBusPassword } from '@platform/management-service/admin/bus-credentials';
+import { signalNatsServer, startBusUsersSync, writeBusUsers, type BusUsersSource } from '@platform/management-service/bus/sync';
+import { listBusCredentials, revokeBusCredential } from '@platform/management-service/store/bus-credentials';
 
 /** A bcrypt hash from `NAME` or the file `NAME_FILE` names (a mounted Secret). */
 function hashFromEnv(name: string): string {

@@ -1,7 +1,7 @@
 // `npm start`'s sample policies for the demo tenant, made through the two interfaces as a client
 // would: the instruments come from the data service's reference data, the policies are created
 // (once, found again by their external_id) by the management service's own request path.
-import { demoPolicies, policyPatch, unpricedIsins, type PolicyInstrument } from '../../data-service/src/sample/demo-policies.ts';
+import { demoPolicies, policyPatch, unpricedIsins, type PolicyInstrument } from '@platform/data-service/sample/demo-policies';
 
 export type DemoAccess = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
 

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { generateTypes, relativeToRoot } from '../../scripts/lib/generate-types.ts';
+import { generateTypes, relativeToRoot } from '../tools/generate-types.ts';
 import { loadContract } from '../src/http/contract.ts';
 import { openApiBackend } from '../src/http/app.ts';
 import { streams, subjects } from '../src/nats.ts';

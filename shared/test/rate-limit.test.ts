@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { rateLimitHeaders, rateLimitKey, rateLimitedProblem, type RateLimitState } from '../src/http/rate-limit.ts';
+import { perWindow, rateLimitHeaders, rateLimitKey, rateLimitedProblem, type RateLimitState } from '../src/http/rate-limit.ts';
 
 const state = (points: number, windowSeconds: number, remaining: number, resetSeconds: number, refused = false): RateLimitState => ({
   limit: { key: `k${points}`, points, windowSeconds },
@@ -30,5 +30,11 @@ describe('rate-limit headers', () => {
     const long = rateLimitKey('ak', 'x'.repeat(1000));
     assert.ok(long.length < 80);
     assert.notEqual(long, rateLimitKey('ak', 'y'.repeat(1000)));
+  });
+
+  it('scales a per-minute value to a window, never below one request', () => {
+    assert.equal(perWindow(600, 60), 600);
+    assert.equal(perWindow(600, 1), 10);
+    assert.equal(perWindow(1, 1), 1);
   });
 });

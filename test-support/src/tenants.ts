@@ -1,3 +1,3 @@
 // Tenants and credentials as the platform team's CLI makes them, for tests of either service.
-export { createApiKey, createTenant, setTenantRateLimits } from '../../management-service/src/admin/provisioning.ts';
-export { revokeApiKey } from '../../management-service/src/store/credentials.ts';
+export { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
+export { revokeApiKey } from '@platform/management-service/store/credentials';

@@ -1,4 +1,4 @@
-import { rateLimitKey, type RateLimit } from '@platform/shared';
+import { perWindow, rateLimitKey, type RateLimit } from '@platform/shared';
 
 /**
  * Which budget a request of the data interface counts against (docs/adr/0023-rate-limits.md):
@@ -16,6 +16,6 @@ export function dataRateLimits(
   if (!principal) return [];
   const { windowSeconds } = settings;
   const own = tenant.requests_per_minute;
-  const points = own !== undefined ? Math.max(1, Math.round((own * windowSeconds) / 60)) : settings.apiKey;
+  const points = own !== undefined ? perWindow(own, windowSeconds) : settings.apiKey;
   return points > 0 ? [{ key: rateLimitKey('api', principal.tenantId, principal.apiKeyId), points, windowSeconds }] : [];
 }

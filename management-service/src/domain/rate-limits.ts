@@ -1,4 +1,4 @@
-import { rateLimitKey, type RateLimit } from '@platform/shared';
+import { perWindow, rateLimitKey, type RateLimit } from '@platform/shared';
 import type { Principal } from './principal.ts';
 
 /**
@@ -14,11 +14,6 @@ export type TenantRateLimits = { requests_per_minute?: number; user_requests_per
 
 /** The operations that issue tokens: limited per client address too, whoever calls. */
 export const TOKEN_OPERATIONS: ReadonlySet<string> = new Set(['login', 'refreshToken', 'createUserToken']);
-
-/** A per-minute value of a tenant in the window of the settings (at least one request). */
-export function perWindow(perMinute: number, windowSeconds: number): number {
-  return Math.max(1, Math.round((perMinute * windowSeconds) / 60));
-}
 
 /**
  * The limits of one request: its credential's (the access key of a machine client, the user of an

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { loginBlockSeconds, managementRateLimits, perWindow } from '../../src/domain/rate-limits.ts';
-import { dataRateLimits } from '../../../data-service/src/domain/rate-limits.ts';
+import { loginBlockSeconds, managementRateLimits } from '../../src/domain/rate-limits.ts';
 
 const settings = { windowSeconds: 60, accessKey: 600, user: 120, address: 30 };
 const machine = { tenantId: 'acme', kind: 'machine' as const, subject: 'A01J00000000000000000000001' };
@@ -42,21 +41,6 @@ describe('rate limits: which budgets a request counts against', () => {
       managementRateLimits({ ...settings, accessKey: 0 }, { operationId: 'listUsers', principal: machine, address: '' }, { requests_per_minute: 7 })[0]!.points,
       7,
     );
-  });
-
-  it('scales per-minute values to the window, never below one request', () => {
-    assert.equal(perWindow(600, 60), 600);
-    assert.equal(perWindow(600, 1), 10);
-    assert.equal(perWindow(1, 1), 1);
-  });
-
-  it('counts a data request against its API key within its tenant, none without a caller', () => {
-    assert.deepEqual(dataRateLimits({ windowSeconds: 60, apiKey: 100 }, { tenantId: 'acme', apiKeyId: 'K01' }, {}), [
-      { key: 'api:acme:K01', points: 100, windowSeconds: 60 },
-    ]);
-    assert.equal(dataRateLimits({ windowSeconds: 60, apiKey: 100 }, { tenantId: 'acme', apiKeyId: 'K01' }, { requests_per_minute: 3 })[0]!.points, 3);
-    assert.deepEqual(dataRateLimits({ windowSeconds: 60, apiKey: 100 }, undefined, {}), []);
-    assert.deepEqual(dataRateLimits({ windowSeconds: 60, apiKey: 0 }, { tenantId: 'acme', apiKeyId: 'K01' }, {}), []);
   });
 });
 

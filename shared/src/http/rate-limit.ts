@@ -59,6 +59,14 @@ export function postgresRateLimitStore(client: unknown, storeType: 'knex' | 'poo
 }
 
 /**
+ * A tenant's per-minute limit in a window of `windowSeconds` (at least one request): both services
+ * read tenants.rate_limits in requests per minute and count in their own window.
+ */
+export function perWindow(perMinute: number, windowSeconds: number): number {
+  return Math.max(1, Math.round((perMinute * windowSeconds) / 60));
+}
+
+/**
  * A counter key from its parts: the store's key column holds 255 characters, so a long part (an
  * access key id a client made up) is replaced by its digest.
  */
