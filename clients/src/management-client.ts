@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './generated/management.ts';
+import type { components, paths } from '@platform/api-types/management';
 import { EventFeed, type EventFeedOptions } from './event-feed.ts';
 import { plainTransport, retryPolicy, type CommonOptions, type JsonMedia } from './options.ts';
 import { pagesOf, type Page } from './pages.ts';
