@@ -40,6 +40,12 @@ export type ManagementClientOptions = CommonOptions & {
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** A fixed access token instead (an end user's, from `POST /auth/user-token/`); it is not renewed. */
   token?: string;
+  /**
+   * A token session of the caller's instead of `credentials`: several clients (e.g. one that retries
+   * and one that does not) share its login and renewals, or its login is the caller's own (a person
+   * who signs in once, whose secret is not kept).
+   */
+  session?: TokenSession;
   /** The clock the token renewal reads (Date.now by default). */
   clock?: () => number;
 };
@@ -56,15 +62,18 @@ export function createManagementClient(options: ManagementClientOptions) {
   const tokenClient = createClient<paths, JsonMedia>({ baseUrl: options.baseUrl, fetch: plainTransport(options) });
   tokenClient.use(throwProblems);
   const { credentials } = options;
-  const session = credentials
-    ? new TokenSession({
-        login: async () =>
-          (await tokenClient.POST('/auth/login/', { body: { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secretAccessKey } })).data!,
-        refresh: async (refreshToken) => (await tokenClient.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
-        now: clock,
-        onEvent: options.onEvent,
-      })
-    : undefined;
+  const session =
+    options.session ??
+    (credentials
+      ? new TokenSession({
+          login: async () =>
+            (await tokenClient.POST('/auth/login/', { body: { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secretAccessKey } }))
+              .data!,
+          refresh: async (refreshToken) => (await tokenClient.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
+          now: clock,
+          onEvent: options.onEvent,
+        })
+      : undefined);
   const client: Client<paths, JsonMedia> = createClient<paths, JsonMedia>({
     baseUrl: options.baseUrl,
     headers: { ...options.headers, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
