@@ -6,6 +6,7 @@ import { pagesOf, type Page } from './pages.ts';
 import { failureOf } from './problem.ts';
 import { throwProblems } from './throw-problems.ts';
 import { TokenSession } from './token-session.ts';
+import { newIdempotencyKey } from './idempotency-key.ts';
 import { transport } from './transport.ts';
 
 /** An outbound event; `data` holds the fields of its `subject.action` (contracts/events.asyncapi.yaml). */
@@ -81,7 +82,7 @@ export function createManagementClient(options: ManagementClientOptions) {
       fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
       retry: retryPolicy(options.retry),
       session,
-      newKey: () => crypto.randomUUID(),
+      newKey: () => newIdempotencyKey(),
       now: clock,
       random: Math.random,
       onRetry: options.onEvent,
