@@ -103,17 +103,19 @@ export async function startMiddleware(options: {
 
   // Every HTTP attempt the client package sends (its retries, logins and renewals included) passes
   // here: timed out after REQUEST_TIMEOUT_MS and recorded, the first attempt of an operation from
-  // when it was due, a later one from when it started.
+  // when it was due, a later one from when it started. The seeding before the run is not recorded.
   const inFlight = new AsyncLocalStorage<InFlight>();
   const recording = async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
     const call = inFlight.getStore();
     const token = path === '/auth/login/' ? 'login' : path === '/auth/refresh-token/' ? 'refresh' : undefined;
+    const timeout = AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]);
+    if (!call && !token) return fetch(request, { signal: timeout });
     const retry = token !== undefined || !call || call.attempts++ > 0;
     const at = retry ? recorder.now() : call.dueAt;
-    const attempt: Attempt = { op: token ?? call?.op ?? path, at, ms: 0, outcome: 'ok', retry };
+    const attempt: Attempt = { op: token ?? call!.op, at, ms: 0, outcome: 'ok', retry };
     try {
-      const res = await fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) });
+      const res = await fetch(request, { signal: timeout });
       const text = await res.text();
       attempt.ms = recorder.now() - at;
       if (!res.ok) attempt.outcome = `${res.status} ${problemCode(text) ?? ''}`.trim();
