@@ -15,6 +15,7 @@ ENV npm_config_fund=false \
 # Manifests first, so the dependency layer is rebuilt only when they change. Every workspace's
 # package.json must be present for `npm ci` to accept the lockfile.
 COPY package.json package-lock.json ./
+COPY api-types/package.json api-types/
 COPY shared/package.json shared/
 COPY clients/package.json clients/
 COPY management-service/package.json management-service/

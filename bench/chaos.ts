@@ -160,7 +160,7 @@ try {
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on this 2-core machine **while other work shared it** (load average ${loadAverage} at the end); the processes and mix of \`npm run bench:load\`, open loop at a fixed ${RATE} req/s for ${round((run.to - run.from) / 1000, 0)} s.`,
     `After ${QUIET_SECONDS} s each component in turn is killed with SIGKILL (Postgres: the postmaster and every backend, as when its container dies) and started again ${DOWN_SECONDS ? `${DOWN_SECONDS} s later` : 'at once'} on the same port and data folder (nats-server with its JetStream folder), ${QUIET_SECONDS} s apart.`,
-    'The middleware retries deposits with the same Idempotency-Key and body and PATCHes with the same value until answered (100 ms doubling to 2 s, or Retry-After up to 5 s); reads are not retried.',
+    'The middleware retries deposits with the same Idempotency-Key and body and PATCHes with the same value until answered (through the client package: back-off with full jitter from 100 ms doubling to 2 s, or as long as Retry-After says); reads are not retried.',
     'Error window: from the first to the last failed request (by when it was sent) from 2 s before the kill until 2 s before the next one; answers slower than 1 s are counted beside it. The wait of an event: from the change that wrote it to its publication to JetStream, over the events written in the same span.',
     '',
     '| killed | at s | answering again after s | failed requests | error window s | first / last failure after the kill, s | failures by answer | answers > 1 s (first / last after the kill, s) | p99 / max of the answers, ms | wait of an event in the outbox: median / longest |',

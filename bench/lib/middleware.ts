@@ -1,13 +1,17 @@
 // A bank's Client Middleware as load: one machine client of a tenant (one access key, one token
 // renewed before it expires, one API key for the data service) serving many end customers, each a
 // virtual client with a user and two real-money user-managed portfolios. Every operation is one
-// weighted pick of the mix below. Writes are retried as a middleware retries them: a deposit with
-// the same Idempotency-Key and body, a PATCH with the same value, until acknowledged; reads are not
-// retried. What was acknowledged is kept in a ledger for the checks afterwards.
+// weighted pick of the mix below. Its calls go through the client package (@platform/client), as an
+// integrator's would: its token session, Idempotency-Keys and retries (docs/adr/0034-client-package.md).
+// Writes are retried until acknowledged: a deposit with the same Idempotency-Key and body, a PATCH
+// with the same value; reads are sent once. What was acknowledged is kept in a ledger for the
+// checks afterwards.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { TokenSession, backoffDelay, createDataClient, createManagementClient } from '@platform/client';
 import type { Knex } from 'knex';
 import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '../../management-service/src/admin/provisioning.ts';
-import type { Recorder } from './open-loop.ts';
+import type { Attempt, Recorder } from './open-loop.ts';
 
 /** The operations, their share of the mix (in %) and what each sends. */
 export const OPERATIONS = {
@@ -68,7 +72,11 @@ function failureOf(error: unknown): string {
 const problemCode = (text: string) => /"code"\s*:\s*"([a-z_]+)"/.exec(text)?.[1];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Answer = { status: number; text: string; headers: Headers };
+/** The operation a request belongs to, for the recording `fetch` below; its attempts and the last one recorded. */
+type InFlight = { op: string; dueAt: number; attempts: number; last?: Attempt };
+
+/** What an unanswered write got: acknowledged, refused for good (an anomaly), or still open when its time was up. */
+type WriteEnd = 'acked' | 'refused' | 'open';
 
 export async function startMiddleware(options: {
   db: Knex;
@@ -93,220 +101,200 @@ export async function startMiddleware(options: {
   const run = randomUUID().slice(0, 8);
   let deposits = 0;
 
-  /** One HTTP request, recorded; undefined when no answer came (refused, reset, timed out). */
-  async function call(op: string, method: string, url: string, init: { headers: Record<string, string>; body?: string }, dueAt: number, retry: boolean) {
-    const from = retry ? recorder.now() : dueAt;
+  // Every HTTP attempt the client package sends (its retries, logins and renewals included) passes
+  // here: timed out after REQUEST_TIMEOUT_MS and recorded, the first attempt of an operation from
+  // when it was due, a later one from when it started. The seeding before the run is not recorded.
+  const inFlight = new AsyncLocalStorage<InFlight>();
+  const recording = async (request: Request): Promise<Response> => {
+    const path = new URL(request.url).pathname;
+    const call = inFlight.getStore();
+    const token = path === '/auth/login/' ? 'login' : path === '/auth/refresh-token/' ? 'refresh' : undefined;
+    const timeout = AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]);
+    if (!call && !token) return fetch(request, { signal: timeout });
+    const retry = token !== undefined || !call || call.attempts++ > 0;
+    const at = retry ? recorder.now() : call.dueAt;
+    const attempt: Attempt = { op: token ?? call!.op, at, ms: 0, outcome: 'ok', retry };
     try {
-      const res = await fetch(url, { method, headers: init.headers, body: init.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      const res = await fetch(request, { signal: timeout });
       const text = await res.text();
-      return {
-        answer: { status: res.status, text, headers: res.headers } as Answer,
-        record: (ok: boolean, wrong?: string) => {
-          recorder.add({ op, at: from, ms: recorder.now() - from, outcome: ok ? 'ok' : (wrong ?? `${res.status} ${problemCode(text) ?? ''}`.trim()), retry });
-        },
-      };
+      attempt.ms = recorder.now() - at;
+      if (!res.ok) attempt.outcome = `${res.status} ${problemCode(text) ?? ''}`.trim();
+      recorder.add(attempt);
+      if (call && !token) call.last = attempt;
+      return new Response(text === '' ? null : text, { status: res.status, statusText: res.statusText, headers: res.headers });
     } catch (error) {
-      recorder.add({ op, at: from, ms: recorder.now() - from, outcome: failureOf(error), retry });
-      return undefined;
+      attempt.ms = recorder.now() - at;
+      attempt.outcome = failureOf(error);
+      recorder.add(attempt);
+      throw error;
     }
-  }
+  };
 
-  // The machine client's token: renewed by logging in again 60 s before it expires, and at once
-  // when an answer is 401; one login at a time, retried until the service answers (LOGIN_FOR_MS at most).
-  let token = '';
-  let renewing: Promise<void> | undefined;
-  const login = async () => {
-    const started = recorder.now();
-    for (let attempt = 0; ; attempt++) {
-      const done = await call(
-        'login',
-        'POST',
-        `${M}/auth/login/`,
-        { headers: { 'content-type': 'application/json' }, body: JSON.stringify(accessKey) },
-        recorder.now(),
-        true,
-      );
-      if (done?.answer.status === 200) {
-        done.record(true);
-        token = (JSON.parse(done.answer.text) as { access_token: string }).access_token;
-        return;
-      }
-      done?.record(false);
-      if (recorder.now() - started > LOGIN_FOR_MS) throw new Error(`no login for ${LOGIN_FOR_MS / 1000} s: the management service does not come back`);
-      await sleep(Math.min(2000, 100 * 2 ** attempt));
-    }
-  };
-  const renew = (used: string) => {
-    if (token !== used) return Promise.resolve();
-    renewing ??= login().finally(() => (renewing = undefined));
-    return renewing;
-  };
-  await login();
-  // A failed renewal here shows in the next request's 401, whose renewal fails the run.
-  const renewal = setInterval(() => void renew(token).catch(() => undefined), 240_000);
-  const auth = () => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
-  const keyHeaders = { 'x-tenant-id': tenantId, 'x-api-key': apiKey, 'content-type': 'application/json' };
+  // One token for every call: logged in once (a login is tried until the service answers,
+  // LOGIN_FOR_MS at most), renewed by the client package before it expires and on a 401.
+  const tokens = createManagementClient({
+    baseUrl: M,
+    fetch: recording,
+    retry: { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 100, maxDelayMs: 2000, maxElapsedMs: LOGIN_FOR_MS },
+  });
+  const session = new TokenSession({
+    login: async () => (await tokens.POST('/auth/login/', { body: accessKey })).data!,
+    refresh: async (refreshToken) => (await tokens.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
+    now: Date.now,
+  });
+  await session.accessToken().catch((error: unknown) => {
+    throw new Error(`no login for ${LOGIN_FOR_MS / 1000} s: the management service does not come back`, { cause: error });
+  });
+  // Writes are retried by the client package's policy (429, 503, a keyed POST's lost answer, with
+  // Retry-After or back-off) for `retryForMs`; reads are sent once.
+  const writePolicy = { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 100, maxDelayMs: 2000, maxElapsedMs: options.retryForMs };
+  const writes = createManagementClient({ baseUrl: M, session, fetch: recording, retry: writePolicy, problems: 'return' });
+  const reads = createManagementClient({ baseUrl: M, session, fetch: recording, retry: false, problems: 'return' });
+  const data = createDataClient({ baseUrl: D, tenantId, apiKey, fetch: recording, retry: false, problems: 'return' });
 
   // Seeding: users and their portfolios through the interface, a few at a time.
-  async function create(path: string, body: unknown): Promise<string> {
-    const res = await fetch(`${M}${path}`, { method: 'POST', headers: auth(), body: JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${text}`);
-    return (JSON.parse(text) as { id: string }).id;
+  async function created(answer: Promise<{ data?: { id: string }; error?: unknown; response: Response }>, what: string): Promise<string> {
+    const { data: made, error, response } = await answer;
+    if (response.status !== 201) throw new Error(`POST ${what}: ${response.status} ${JSON.stringify(error)}`);
+    return made!.id;
   }
   const portfolio = (owner: string, name: string) =>
-    create('/portfolios/', {
-      name,
-      owned_by_user_id: owner,
-      base_currency: 'EUR',
-      money_type: 'REAL_MONEY',
-      config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: {} },
-    });
+    created(
+      writes.POST('/portfolios/', {
+        body: {
+          name,
+          owned_by_user_id: owner,
+          base_currency: 'EUR',
+          money_type: 'REAL_MONEY',
+          config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: {} },
+        },
+      }),
+      '/portfolios/',
+    );
   const clients: VirtualClient[] = new Array(options.clients);
   for (let from = 0; from < options.clients; from += 8) {
     await Promise.all(
       Array.from({ length: Math.min(8, options.clients - from) }, async (_, k) => {
         const i = from + k;
-        const userId = await create('/users/', { first_name: 'Load', last_name: `Client ${i}` });
+        const userId = await created(writes.POST('/users/', { body: { first_name: 'Load', last_name: `Client ${i}` } }), '/users/');
         clients[i] = { userId, portfolios: [await portfolio(userId, `c${i}-0`), await portfolio(userId, `c${i}-a`)], patching: false, patches: 0 };
       }),
     );
   }
   for (const c of clients) ledger.patches.set(c.portfolios[0], { acked: [] });
-  const universe = await fetch(`${D}/data/reference/universe/?universe_name=GLOBAL&fields=NAME`, { headers: keyHeaders });
-  if (universe.status !== 200) throw new Error(`universe: ${universe.status} ${await universe.text()}`);
-  const isins = Object.keys(((await universe.json()) as { data: Record<string, unknown> }).data);
+  const universe = await data.GET('/data/reference/universe/', { params: { query: { universe_name: 'GLOBAL', fields: ['NAME'] } } });
+  if (universe.response.status !== 200) throw new Error(`universe: ${universe.response.status} ${JSON.stringify(universe.error)}`);
+  const isins = Object.keys(universe.data!.data);
   log(`seeded tenant ${tenantId}: ${clients.length} users, ${2 * clients.length} portfolios; ${isins.length} ISINs in GLOBAL`);
 
   /**
-   * Sends a write until `attempt` says it is done: answered, refused for good, or `retryForMs`
-   * passed since it was due. Backs off 100 ms doubling to 2 s, or as long as Retry-After says (at most 5 s).
+   * Sends a write until it is acknowledged, refused for good, or `deadlineMs` passed since it was
+   * due. The client package retries what is safe for any caller; a middleware also sends again what
+   * its own writes make safe: a PATCH of the same value whose answer was lost (the client never
+   * repeats a PATCH), and any 5xx (a write is performed once or not at all), with the package's back-off.
    */
-  async function retried(dueAt: number, deadlineMs: number, attempt: (retry: boolean) => Promise<'done' | 'retry' | number>): Promise<boolean> {
-    for (let n = 0; ; n++) {
-      const next = await attempt(n > 0);
-      if (next === 'done') return true;
-      if (recorder.now() - dueAt > deadlineMs) return false;
-      await sleep(typeof next === 'number' ? next : Math.min(2000, 100 * 2 ** n) * (0.5 + random()));
-    }
+  async function untilAnswered(
+    op: Operation,
+    dueAt: number,
+    deadlineMs: number,
+    send: () => Promise<{ error?: unknown; response: Response }>,
+  ): Promise<{ end: WriteEnd; detail?: string }> {
+    return inFlight.run({ op, dueAt, attempts: 0 }, async () => {
+      for (let n = 1; ; n++) {
+        const answer = await send().catch(() => undefined);
+        const status = answer?.response.status;
+        if (answer?.response.ok) return { end: 'acked' };
+        const again =
+          status === undefined ||
+          status >= 500 ||
+          status === 429 ||
+          status === 408 ||
+          (status === 409 && problemCode(JSON.stringify(answer?.error)) === 'idempotency_in_flight');
+        if (!again) return { end: 'refused', detail: `${status} ${JSON.stringify(answer?.error).slice(0, 300)}` };
+        if (recorder.now() - dueAt > deadlineMs) return { end: 'open' };
+        await sleep(backoffDelay(n, writePolicy, random));
+      }
+    });
   }
-  const retryable = (a: Answer) =>
-    a.status >= 500 || a.status === 429 || a.status === 408 || (a.status === 409 && problemCode(a.text) === 'idempotency_in_flight');
-  const retryAfter = (a: Answer) => {
-    const seconds = Number(a.headers.get('retry-after'));
-    return Number.isFinite(seconds) && seconds > 0 ? Math.min(5, seconds) * 1000 : 'retry';
-  };
 
   async function deposit(key: string, dueAt: number, deadlineMs: number) {
     const entry = ledger.deposits.get(key)!;
-    const body = JSON.stringify({ data: { amount: entry.amount, currency: 'EUR', portfolio: entry.portfolio, external_id: key } });
-    return retried(dueAt, deadlineMs, async (retry) => {
-      const used = token;
-      const done = await call('deposit', 'POST', `${M}/events/deposit/`, { headers: { ...auth(), 'idempotency-key': key }, body }, dueAt, retry);
-      if (!done) return 'retry';
-      const a = done.answer;
-      done.record(a.status === 201);
-      if (a.status === 201) {
-        entry.acked = true;
-        return 'done';
-      }
-      if (a.status === 401) {
-        await renew(used);
-        return 'retry';
-      }
-      if (retryable(a)) return retryAfter(a);
-      ledger.anomalies.push(`deposit ${key}: ${a.status} ${a.text.slice(0, 300)}`);
-      return 'done';
-    });
+    const body = { data: { amount: entry.amount, currency: 'EUR', portfolio: entry.portfolio, external_id: key } };
+    // The middleware's own key (also the deposit's external_id), the same on every attempt and in settle().
+    const { end, detail } = await untilAnswered('deposit', dueAt, deadlineMs, () =>
+      writes.POST('/events/deposit/', { headers: { 'idempotency-key': key }, body }),
+    );
+    if (end === 'acked') entry.acked = true;
+    if (end === 'refused') ledger.anomalies.push(`deposit ${key}: ${detail}`);
+    return end !== 'open';
   }
 
   async function patch(client: VirtualClient, name: string, dueAt: number, deadlineMs: number) {
     const id = client.portfolios[0];
     const entry = ledger.patches.get(id)!;
     entry.pending = name;
-    const answered = await retried(dueAt, deadlineMs, async (retry) => {
-      const used = token;
-      const done = await call(
-        'patch_name',
-        'PATCH',
-        `${M}/portfolios/${id}`,
-        { headers: { ...auth(), 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ name }) },
-        dueAt,
-        retry,
-      );
-      if (!done) return 'retry';
-      const a = done.answer;
-      done.record(a.status === 200);
-      if (a.status === 200) {
-        entry.acked.push(name);
-        entry.pending = undefined;
-        return 'done';
-      }
-      if (a.status === 401) {
-        await renew(used);
-        return 'retry';
-      }
-      if (retryable(a)) return retryAfter(a);
-      ledger.anomalies.push(`PATCH ${id} name ${name}: ${a.status} ${a.text.slice(0, 300)}`);
-      entry.pending = undefined;
-      return 'done';
-    });
-    return answered;
+    const { end, detail } = await untilAnswered('patch_name', dueAt, deadlineMs, () =>
+      writes.PATCH('/portfolios/{portfolio_id}', { params: { path: { portfolio_id: id } }, body: { name } }),
+    );
+    if (end === 'acked') entry.acked.push(name);
+    if (end === 'refused') ledger.anomalies.push(`PATCH ${id} name ${name}: ${detail}`);
+    if (end !== 'open') entry.pending = undefined;
+    return end !== 'open';
   }
 
-  /** A read: 200 expected, `check` may call the answer wrong; a 401 renews the token (the read is not repeated). */
-  async function read(
+  /** A read, sent once: 200 expected, `check` may call the answer wrong. */
+  async function read<T>(
     op: Operation,
-    method: string,
-    url: string,
-    headers: Record<string, string>,
     dueAt: number,
-    body?: string,
-    check?: (a: Answer) => string | undefined,
-  ) {
-    const used = token;
-    const done = await call(op, method, url, { headers, body }, dueAt, false);
-    if (!done) return;
-    const a = done.answer;
-    const wrong = a.status === 200 && check ? check(a) : undefined;
-    done.record(a.status === 200 && !wrong, wrong);
-    if (a.status === 401 && headers.authorization) await renew(used);
-    if (a.status === 200 && op === 'poll_events') return JSON.parse(a.text) as { next_cursor: string };
-    return undefined;
+    send: () => Promise<{ data?: T; response: Response }>,
+    check?: (answer: T) => boolean,
+  ): Promise<T | undefined> {
+    const call: InFlight = { op, dueAt, attempts: 0 };
+    const answer = await inFlight.run(call, send).catch(() => undefined);
+    if (answer?.response.status !== 200) return undefined;
+    if (check && !check(answer.data!)) {
+      call.last!.outcome = 'wrong answer';
+      return undefined;
+    }
+    return answer.data;
   }
 
   const picks: Operation[] = [];
   for (const [op, { weight }] of Object.entries(OPERATIONS)) for (let w = 0; w < weight; w++) picks.push(op as Operation);
-  const simulationBody = (seed: number) =>
-    JSON.stringify({
-      asset_classes: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.3, 0.5] },
-      start_date: '2026-01-31',
-      end_date: '2031-01-31',
-      start_amount: 10_000,
-      recurring_deposit_amount: 200,
-      recurring_deposit_frequency: 'M',
-      sample_frequency: 'M',
-      quantiles: [0.05, 0.5, 0.95],
-      scenarios: 500,
-      seed,
-      asset_class_st_mean_and_stdev: { EQUITY: { mean: 0.07, stdev: 0.16 }, FIXED_INCOME: { mean: 0.03, stdev: 0.05 } },
-    });
+  const simulationBody = (seed: number) => ({
+    asset_classes: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.3, 0.5] },
+    start_date: '2026-01-31',
+    end_date: '2031-01-31',
+    start_amount: 10_000,
+    recurring_deposit_amount: 200,
+    recurring_deposit_frequency: 'M' as const,
+    sample_frequency: 'M' as const,
+    quantiles: [0.05, 0.5, 0.95],
+    scenarios: 500,
+    seed,
+    // The contract's defaults, written out because the generated type of the body requires them.
+    use_expected_returns: true,
+    short_to_long_term_transition_cut_off: 10,
+    asset_class_st_mean_and_stdev: { EQUITY: { mean: 0.07, stdev: 0.16 }, FIXED_INCOME: { mean: 0.03, stdev: 0.05 } },
+  });
 
   const operate = async (i: number, dueAt: number) => {
     const op = picks[Math.floor(random() * picks.length)]!;
     const client = clients[Math.floor(random() * clients.length)]!;
     switch (op) {
       case 'get_portfolio':
-        return void (await read(op, 'GET', `${M}/portfolios/${client.portfolios[i % 2]}`, auth(), dueAt));
+        return void (await read(op, dueAt, () => reads.GET('/portfolios/{portfolio_id}', { params: { path: { portfolio_id: client.portfolios[i % 2]! } } })));
       case 'query_by_owner': {
-        const query = encodeURIComponent(`owned_by_user_id eq '${client.userId}'`);
-        return void (await read(op, 'GET', `${M}/portfolios/?query=${query}`, auth(), dueAt, undefined, (a) =>
-          (JSON.parse(a.text) as { count: number }).count === 2 ? undefined : 'wrong answer',
+        const query = `owned_by_user_id eq '${client.userId}'`;
+        return void (await read(
+          op,
+          dueAt,
+          () => reads.GET('/portfolios/', { params: { query: { query } } }),
+          (page) => page.count === 2,
         ));
       }
       case 'poll_events': {
-        const after = client.cursor ? `&after=${encodeURIComponent(client.cursor)}` : '';
-        const page = await read(op, 'GET', `${M}/events/?limit=100${after}`, auth(), dueAt);
+        const page = await read(op, dueAt, () => reads.GET('/events/', { params: { query: { limit: 100, after: client.cursor } } }));
         if (page) client.cursor = page.next_cursor;
         return;
       }
@@ -314,13 +302,16 @@ export async function startMiddleware(options: {
         const n = 10 + Math.floor(random() * 91);
         const ids = new Set<string>();
         while (ids.size < n) ids.add(isins[Math.floor(random() * isins.length)]!);
-        const body = JSON.stringify({ instrument_ids: [...ids], fields: FIELDS, fields_extra: [] });
-        return void (await read(op, 'POST', `${D}/data/reference/query/`, keyHeaders, dueAt, body, (a) =>
-          Object.keys((JSON.parse(a.text) as { data: object }).data).length === n ? undefined : 'wrong answer',
+        const body = { instrument_ids: [...ids], fields: FIELDS, fields_extra: [] };
+        return void (await read(
+          op,
+          dueAt,
+          () => data.POST('/data/reference/query/', { body }),
+          (answer) => Object.keys(answer.data).length === n,
         ));
       }
       case 'simulation':
-        return void (await read(op, 'POST', `${D}/performance/future/`, keyHeaders, dueAt, simulationBody(i)));
+        return void (await read(op, dueAt, () => data.POST('/performance/future/', { body: simulationBody(i) })));
       case 'deposit': {
         const key = `dep-${run}-${++deposits}`;
         const cents = 100 + Math.floor(random() * 99_900);
@@ -370,6 +361,7 @@ export async function startMiddleware(options: {
     ledger,
     operate,
     settle,
-    stop: () => clearInterval(renewal),
+    // Nothing runs between calls: the token is renewed by the call that finds it due.
+    stop: () => undefined,
   };
 }

@@ -1,5 +1,5 @@
 import createClient from 'openapi-fetch';
-import type { paths } from './generated/data.ts';
+import type { paths } from '@platform/api-types/data';
 import { plainTransport, type CommonOptions, type JsonMedia } from './options.ts';
 import { throwProblems } from './throw-problems.ts';
 

@@ -1,11 +1,12 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './generated/management.ts';
+import type { components, paths } from '@platform/api-types/management';
 import { EventFeed, type EventFeedOptions } from './event-feed.ts';
 import { plainTransport, retryPolicy, type CommonOptions, type JsonMedia } from './options.ts';
 import { pagesOf, type Page } from './pages.ts';
 import { failureOf } from './problem.ts';
 import { throwProblems } from './throw-problems.ts';
 import { TokenSession } from './token-session.ts';
+import { newIdempotencyKey } from './idempotency-key.ts';
 import { transport } from './transport.ts';
 
 /** An outbound event; `data` holds the fields of its `subject.action` (contracts/events.asyncapi.yaml). */
@@ -40,6 +41,12 @@ export type ManagementClientOptions = CommonOptions & {
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** A fixed access token instead (an end user's, from `POST /auth/user-token/`); it is not renewed. */
   token?: string;
+  /**
+   * A token session of the caller's instead of `credentials`: several clients (e.g. one that retries
+   * and one that does not) share its login and renewals, or its login is the caller's own (a person
+   * who signs in once, whose secret is not kept).
+   */
+  session?: TokenSession;
   /** The clock the token renewal reads (Date.now by default). */
   clock?: () => number;
 };
@@ -56,15 +63,18 @@ export function createManagementClient(options: ManagementClientOptions) {
   const tokenClient = createClient<paths, JsonMedia>({ baseUrl: options.baseUrl, fetch: plainTransport(options) });
   tokenClient.use(throwProblems);
   const { credentials } = options;
-  const session = credentials
-    ? new TokenSession({
-        login: async () =>
-          (await tokenClient.POST('/auth/login/', { body: { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secretAccessKey } })).data!,
-        refresh: async (refreshToken) => (await tokenClient.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
-        now: clock,
-        onEvent: options.onEvent,
-      })
-    : undefined;
+  const session =
+    options.session ??
+    (credentials
+      ? new TokenSession({
+          login: async () =>
+            (await tokenClient.POST('/auth/login/', { body: { access_key_id: credentials.accessKeyId, secret_access_key: credentials.secretAccessKey } }))
+              .data!,
+          refresh: async (refreshToken) => (await tokenClient.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
+          now: clock,
+          onEvent: options.onEvent,
+        })
+      : undefined);
   const client: Client<paths, JsonMedia> = createClient<paths, JsonMedia>({
     baseUrl: options.baseUrl,
     headers: { ...options.headers, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
@@ -72,7 +82,7 @@ export function createManagementClient(options: ManagementClientOptions) {
       fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
       retry: retryPolicy(options.retry),
       session,
-      newKey: () => crypto.randomUUID(),
+      newKey: () => newIdempotencyKey(),
       now: clock,
       random: Math.random,
       onRetry: options.onEvent,

@@ -1,4 +1,5 @@
 import type { Middleware } from 'openapi-fetch';
+import { newIdempotencyKey } from './idempotency-key.ts';
 import { DEFAULT_RETRY, NO_RETRY, type RetryPolicy } from './retry-policy.ts';
 import type { TokenEvent } from './token-session.ts';
 import { transport, type RetryEvent } from './transport.ts';
@@ -35,7 +36,7 @@ export const plainTransport = (options: CommonOptions) =>
   transport({
     fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
     retry: retryPolicy(options.retry),
-    newKey: () => crypto.randomUUID(),
+    newKey: () => newIdempotencyKey(),
     now: Date.now,
     random: Math.random,
     onRetry: options.onEvent,

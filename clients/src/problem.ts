@@ -1,4 +1,4 @@
-import type { components } from './generated/management.ts';
+import type { components } from '@platform/api-types/management';
 
 /** The stable error codes of both contracts (`ErrorCode`; a unit test of the services keeps both enums equal). */
 export type ErrorCode = components['schemas']['ErrorCode'];

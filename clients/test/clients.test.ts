@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { setTenantRateLimits } from '@platform/test-support/tenants';
-import { ApiProblem, createDataClient, createManagementClient, isProblem, type ClientEvent } from '../src/index.ts';
+import { ApiProblem, TokenSession, createDataClient, createManagementClient, isProblem, type ClientEvent } from '../src/index.ts';
 
 describe('client package against the real services', function () {
   this.timeout(90_000);
@@ -51,6 +51,35 @@ describe('client package against the real services', function () {
     );
     const found = await client.GET('/users/', { params: { query: { query: "external_id eq 'crm-lost-answer'" } } });
     assert.equal(found.data!.count, 1, 'one user, not two');
+  });
+
+  it("takes a token session of the caller's: clients that share it log in once, with the caller's login", async () => {
+    const events: string[] = [];
+    const tokens = createManagementClient({ baseUrl: platform.managementUrl });
+    let logins = 0;
+    const session = new TokenSession({
+      login: async () => {
+        logins += 1;
+        return (await tokens.POST('/auth/login/', { body: { access_key_id: tenant.accessKeyId, secret_access_key: tenant.secret } })).data!;
+      },
+      refresh: async (refreshToken) => (await tokens.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
+      now: Date.now,
+      onEvent: (event) => events.push(event.type),
+    });
+    const retrying = createManagementClient({ baseUrl: platform.managementUrl, session });
+    const once = createManagementClient({ baseUrl: platform.managementUrl, session, retry: false });
+    const { data: user } = await retrying.POST('/users/', { body: { first_name: 'Shared' } });
+    const { data: read } = await once.GET('/users/{user_id}', { params: { path: { user_id: user!.id } } });
+    assert.equal(read!.id, user!.id);
+    assert.equal(logins, 1);
+    assert.equal(retrying.session, session);
+    assert.equal(once.session, session);
+    // A refused token is renewed once for both: the next call of either sends the renewed one.
+    const held = session.current()!.access_token;
+    await session.rejected(held);
+    assert.notEqual(session.current()!.access_token, held);
+    await once.GET('/users/{user_id}', { params: { path: { user_id: user!.id } } });
+    assert.deepEqual(events, ['login', 'rejected', 'refresh']);
   });
 
   it('throws problem+json answers as ApiProblem with status, code, title, detail, position, errors and request id', async () => {

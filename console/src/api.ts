@@ -1,28 +1,20 @@
-// Calls to the two public interfaces: signing in with a tenant's access key, the token kept in
-// memory only and renewed with its refresh token, and problem+json answers as the client package's
-// ApiProblem (docs/adr/0036-administration-console.md).
-import { TokenSession, failureOf, type Tokens } from '@platform/client';
+// Calls to the two public interfaces through the client package (@platform/client): its transport
+// (retries of 429 and 503 by Retry-After or back-off, one renewal and resend on a 401), its token
+// session, and problem+json answers as its ApiProblem (docs/adr/0036-administration-console.md,
+// docs/adr/0034-client-package.md).
+import { TokenSession, createDataClient, createManagementClient, failureOf, type DataClient, type ManagementClient } from '@platform/client';
 import { renewalDelayMs, tokenClaims } from './lib/tokens.ts';
 
 export type ConsoleConfig = { data_service_url: string | null; docs_url: string };
 
-async function answer<T>(res: Response, operation: string): Promise<T> {
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  if (!res.ok) throw failureOf(body ?? text, res.status, operation);
-  return body as T;
-}
+/** The methods the pages call; a page builds its paths from an entity's id, so they are not the contract's templates. */
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type UntypedCall = (path: string, init: { body?: unknown; signal?: AbortSignal }) => Promise<{ data?: unknown }>;
 
-async function post<T>(url: string, body: unknown): Promise<T> {
-  return answer<T>(
-    await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }),
-    `POST ${url}`,
-  );
+/** One call of `client` by a path the contract's types do not name literally (a query string included); the answer is the caller's generated type. */
+async function call<T>(client: ManagementClient | DataClient, method: Method, path: string, body: unknown, signal: AbortSignal | undefined): Promise<T> {
+  const send = client[method] as unknown as UntypedCall;
+  return (await send.call(client, path, { body, signal })).data as T;
 }
 
 export type Credentials = { accessKeyId: string; secret: string; apiKey?: string };
@@ -36,6 +28,8 @@ export type Credentials = { accessKeyId: string; secret: string; apiKey?: string
  */
 export class Session {
   private readonly tokens: TokenSession;
+  private readonly api: ManagementClient;
+  private dataApi: DataClient | undefined;
   private readonly apiKey: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private ended = false;
@@ -48,25 +42,34 @@ export class Session {
   ) {
     this.apiKey = credentials.apiKey || undefined;
     let signIn: Credentials | undefined = credentials;
+    // The management service is the page's own origin; the token calls are sent once, as a person waits for them.
+    const baseUrl = location.origin;
+    const tokenCalls = createManagementClient({ baseUrl, retry: false });
     this.tokens = new TokenSession({
       // The first token only; afterwards the refresh token alone renews it.
-      login: () => {
+      login: async () => {
         const once = signIn;
         signIn = undefined;
-        if (!once) return Promise.reject(new Error('The refresh token was refused.'));
-        return post<Tokens>('/auth/login/', { access_key_id: once.accessKeyId, secret_access_key: once.secret });
+        if (!once) throw new Error('The refresh token was refused.');
+        return (await tokenCalls.POST('/auth/login/', { body: { access_key_id: once.accessKeyId, secret_access_key: once.secret } })).data!;
       },
-      refresh: (refreshToken) => post<Tokens>('/auth/refresh-token/', { refresh_token: refreshToken }),
+      refresh: async (refreshToken) => (await tokenCalls.POST('/auth/refresh-token/', { body: { refresh_token: refreshToken } })).data!,
       now: () => Date.now(),
       onEvent: (event) => {
         if (event.type === 'refresh-failed') this.signOut('Your session ended (its token could not be renewed): sign in again.');
+        // A renewal on a 401 moves the next scheduled one.
+        if (event.type === 'refresh') this.schedule();
       },
     });
+    this.api = createManagementClient({ baseUrl, session: this.tokens });
   }
 
   static async signIn(config: ConsoleConfig, credentials: Credentials, onEnd: (reason: string) => void): Promise<Session> {
     const session = new Session(config, credentials, onEnd);
     session.#tenantId = tokenClaims(await session.tokens.accessToken()).tenant_id ?? '';
+    if (config.data_service_url && session.apiKey) {
+      session.dataApi = createDataClient({ baseUrl: config.data_service_url, tenantId: session.#tenantId, apiKey: session.apiKey });
+    }
     session.schedule();
     return session;
   }
@@ -107,48 +110,24 @@ export class Session {
   }
 
   /** A call to the management interface with the access token; `path` starts with `/`. */
-  async management<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  async management<T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     if (this.ended) throw new Error('Signed out.');
-    const send = (token: string) =>
-      fetch(path, {
-        method,
-        signal,
-        headers: {
-          accept: 'application/json',
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    const token = await this.tokens.accessToken();
-    let res = await send(token);
-    if (res.status === 401) {
-      res = await send(await this.tokens.rejected(token));
-      this.schedule();
-    }
-    return answer<T>(res, `${method} ${path}`);
+    return call<T>(this.api, method, path, body, signal);
   }
 
   /** A call to the data service with the tenant's id and API key (only when `hasData`). */
-  async data<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    if (!this.config.data_service_url || !this.apiKey) {
+  async data<T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    if (!this.dataApi) {
       throw new Error('The data pages need the data service: sign in with a data API key (and the service must name CONSOLE_DATA_SERVICE_URL).');
     }
-    const res = await fetch(`${this.config.data_service_url}${path}`, {
-      method,
-      signal,
-      headers: {
-        accept: 'application/json',
-        'x-tenant-id': this.tenantId,
-        'x-api-key': this.apiKey,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return answer<T>(res, `${method} ${path}`);
+    return call<T>(this.dataApi, method, path, body, signal);
   }
 }
 
+/** The console's own settings, a file beside its pages (not an operation of either interface). */
 export async function loadConfig(): Promise<ConsoleConfig> {
-  return answer<ConsoleConfig>(await fetch('config.json', { headers: { accept: 'application/json' } }), 'GET config.json');
+  const res = await fetch('config.json', { headers: { accept: 'application/json' } });
+  const body: unknown = await res.json().catch(() => undefined);
+  if (!res.ok) throw failureOf(body, res.status, 'GET config.json');
+  return body as ConsoleConfig;
 }

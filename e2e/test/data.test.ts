@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { tableFromIPC } from 'apache-arrow';
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { dataClient } from '../src/clients.ts';
 import { contractShapes, type ClientResult, type ContractShapes } from '../src/contract-shapes.ts';

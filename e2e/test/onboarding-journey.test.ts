@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { components } from '@platform/shared/generated/management';
+import type { components } from '@platform/api-types/management';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { managementClient } from '../src/clients.ts';
 import { eurEtfModel, type SampleModel } from '../src/sample-model.ts';

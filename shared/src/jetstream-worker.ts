@@ -2,7 +2,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from './logger.ts';
 import { messageCheck } from './messages.ts';
 import { AckPolicy, DeliverPolicy, ensureStreams, jetstream, jetstreamManager, type NatsConnection } from './nats.ts';
-import type { components } from './generated/events.ts';
+import type { components } from '@platform/api-types/events';
 
 type Schemas = components['schemas'];
 /** The headers of a message (`Nats-Msg-Id`, …). */

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import type { components } from './generated/events.ts';
+import type { components } from '@platform/api-types/events';
 
 type Schemas = components['schemas'];
 

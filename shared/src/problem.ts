@@ -1,4 +1,4 @@
-import type { components } from './generated/management.ts';
+import type { components } from '@platform/api-types/management';
 
 /** The stable machine codes of problem+json errors; the enum lives in the contracts. */
 export type ErrorCode = components['schemas']['ErrorCode'];

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { generateTypes, relativeToRoot } from '../tools/generate-types.ts';
+import { generateTypes, generatedDir, relativeToRoot } from '../tools/generate-types.ts';
 import { loadContract } from '../src/http/contract.ts';
 import { openApiBackend } from '../src/http/app.ts';
 import { streams, subjects } from '../src/nats.ts';
@@ -144,5 +144,13 @@ describe('contracts', function () {
       const committed = await readFile(path, 'utf8').catch(() => '');
       assert.ok(committed === expected, `${relativeToRoot(path)} is stale: run npm run generate and commit it`);
     }
+  });
+
+  it('are the only files of the generated package (a file the generator no longer writes would be stale)', async () => {
+    const written = Object.keys(await generateTypes())
+      .map(relativeToRoot)
+      .sort();
+    const present = (await readdir(generatedDir)).map((name) => relativeToRoot(`${generatedDir}${name}`)).sort();
+    assert.deepEqual(present, written);
   });
 });

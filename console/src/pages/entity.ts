@@ -1,3 +1,4 @@
+import type { components } from '@platform/api-types/management';
 import { cellText, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { entityPath, hasVersions } from '../lib/collections.ts';
 import { diffDocs, isChangedPath, readablePath, type Change } from '../lib/diff.ts';
@@ -6,8 +7,8 @@ import { href } from '../lib/route.ts';
 import type { Page, PageContext } from '../page.ts';
 
 type Doc = Record<string, unknown>;
-type Version = { version: number; version_datetime: string; version_authored_by_user_id: string | null; patch: { op: string; path: string }[] };
-type VersionPage = { results: Version[]; next: string | null; count: number };
+type Version = components['schemas']['EntityVersion'];
+type VersionPage = components['schemas']['EntityVersionPage'];
 
 /** Versions read per call, and the most the page lists. */
 const VERSIONS_PER_CALL = 100;

@@ -1,9 +1,11 @@
+import type { EventEnvelope } from '@platform/client';
+import type { components } from '@platform/api-types/management';
 import { cellText, empty, formatTime, h, problemView, replace } from '../dom.ts';
 import { href } from '../lib/route.ts';
 import { pause, type Page } from '../page.ts';
 
-export type EventEnvelope = { id: string; created: string; subject: string; action: string; data: Record<string, unknown> };
-export type EventPage = { results: EventEnvelope[]; next_cursor: string };
+/** `GET /events/`'s answer, each event's `data` as the client package reads it (its fields depend on the event). */
+export type EventPage = Omit<components['schemas']['EventPage'], 'results'> & { results: EventEnvelope[] };
 
 const SUBJECTS = ['portfolios', 'optimizations', 'assessments', 'notifications'];
 /** How often the feed asks for new events, and how many rows it keeps on screen. */

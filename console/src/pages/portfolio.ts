@@ -1,22 +1,16 @@
-import { ApiProblem } from '@platform/client';
+import { ApiProblem, type EventEnvelope } from '@platform/client';
+import type { components } from '@platform/api-types/management';
 import { cellText, dataTable, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { href } from '../lib/route.ts';
 import { valueHoldings, type Instrument } from '../lib/valuation.ts';
 import type { Page, PageContext } from '../page.ts';
-import { eventDetails, type EventEnvelope, type EventPage } from './events.ts';
+import { eventDetails, type EventPage } from './events.ts';
 
 type Doc = Record<string, unknown>;
-type Page_<T> = { results: T[]; count: number; next: string | null };
-type Optimization = {
-  id: string;
-  status: string;
-  is_recommended?: boolean | null;
-  owner_choice?: string | null;
-  execution_status?: string | null;
-  creation_datetime?: string;
-  version_datetime?: string;
-  orders?: Record<string, unknown> | null;
-};
+type Schemas = components['schemas'];
+type Optimization = Schemas['Optimization'];
+/** A collection page read without `select`: whole entities, never a Selection. */
+type PageOf<P extends { results: unknown[] }, T> = Omit<P, 'results'> & { results: T[] };
 
 /** The most events of one portfolio the page reads (the oldest retained first; the page says when it stopped there). */
 const EVENT_LIMIT = 10_000;
@@ -122,7 +116,12 @@ async function holdings(ctx: PageContext, portfolio: Doc, area: HTMLElement): Pr
 
 async function transactions(ctx: PageContext, id: string, area: HTMLElement): Promise<void> {
   const query = encodeURIComponent('orderby creation_datetime desc');
-  const page = await ctx.session.management<Page_<Doc>>('GET', `/portfolios/${id}/transactions/?limit=20&query=${query}`, undefined, ctx.signal);
+  const page = await ctx.session.management<PageOf<Schemas['TransactionPage'], Schemas['Transaction']>>(
+    'GET',
+    `/portfolios/${id}/transactions/?limit=20&query=${query}`,
+    undefined,
+    ctx.signal,
+  );
   if (page.results.length === 0) return replace(area, empty('No transactions yet.'));
   replace(
     area,
@@ -152,7 +151,12 @@ const CHOICES = [
 ] as const;
 
 async function optimizations(ctx: PageContext, id: string, advisory: boolean, area: HTMLElement): Promise<void> {
-  const page = await ctx.session.management<Page_<Optimization>>('GET', `/portfolios/${id}/optimizations/?limit=20`, undefined, ctx.signal);
+  const page = await ctx.session.management<PageOf<Schemas['OptimizationPage'], Optimization>>(
+    'GET',
+    `/portfolios/${id}/optimizations/?limit=20`,
+    undefined,
+    ctx.signal,
+  );
   if (page.results.length === 0) return replace(area, empty('No optimizations yet.'));
   // The owner's choice is asked of advisory mandates only, on a recommended SUCCESS nobody chose yet.
   const awaitsChoice = (o: Optimization) => advisory && o.status === 'SUCCESS' && o.is_recommended === true && !o.owner_choice;

@@ -1,4 +1,4 @@
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 
 export type InspirationDefinition = components['schemas']['InspirationDefinition'];
 

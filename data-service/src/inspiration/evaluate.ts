@@ -1,6 +1,6 @@
 // Inspirations: saved X-Ray filters (built-in and the tenant's), evaluated over a universe.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import type { Loc } from '../domain/errors.ts';
 import { compileFilter, filterFields } from '../search/compile.ts';
 import { parseFilter } from '../search/parser.ts';

@@ -1,4 +1,4 @@
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import type { Queryable } from '../tenant-data/postgres.ts';
 
 type Input = components['schemas']['InspirationDefinitionInput'];

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import { BUILTIN_INSPIRATIONS, builtinInspiration, type InspirationDefinition } from './builtins.ts';
 
 type Input = components['schemas']['InspirationDefinitionInput'];

@@ -17,7 +17,7 @@
  * why every answer is checked again here, with a tolerance of one cent, before it is trusted.
  */
 import { fromNumber, ownValue, type Money } from '@platform/shared';
-import type { components } from '@platform/shared/generated/events';
+import type { components } from '@platform/api-types/events';
 
 export type OptimizerRequest = components['schemas']['OptimizerRequest'];
 export type OptimizerResult = components['schemas']['OptimizerResult'];

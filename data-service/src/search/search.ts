@@ -1,5 +1,5 @@
 // Smart search: instruments matching a filter over reference fields and X-Ray stars.
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import { InvalidValue, UnknownValue, type Loc } from '../domain/errors.ts';
 import type { DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';

@@ -1,4 +1,4 @@
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import { formatDay } from './dates.ts';
 import type { SimulationOutput } from './engine.ts';
 

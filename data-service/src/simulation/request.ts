@@ -1,5 +1,5 @@
 import { ownValue } from '@platform/shared';
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import { InvalidValue, type Loc } from '../domain/errors.ts';
 import { FREQUENCIES, formatDay, nthDate, parseDay, type Frequency } from './dates.ts';
 import type { SimulationInput } from './engine.ts';

@@ -1,5 +1,5 @@
 import { fromNumber, sum } from '@platform/shared';
-import type { components } from '@platform/shared/generated/management';
+import type { components } from '@platform/api-types/management';
 import { InvalidField, StateConflict, type Loc } from './errors.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { components } from '@platform/shared/generated/events';
+import type { components } from '@platform/api-types/events';
 import type { Doc } from './merge.ts';
 
 export type OptimizerRequest = components['schemas']['OptimizerRequest'];

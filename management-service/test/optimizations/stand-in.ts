@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { AckPolicy, DeliverPolicy, connectNats, ensureStreams, jetstream, jetstreamManager, streams, subjects } from '@platform/shared';
-import type { components } from '@platform/shared/generated/events';
+import type { components } from '@platform/api-types/events';
 import { build, machineApi, type Api } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 

@@ -1,5 +1,5 @@
 import type { OperationHandler } from '@platform/shared';
-import type { components } from '@platform/shared/generated/data';
+import type { components } from '@platform/api-types/data';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { NotFound, StateConflict } from '../../domain/errors.ts';
 import { builtinInspiration } from '../../inspiration/builtins.ts';

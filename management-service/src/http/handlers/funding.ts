@@ -1,5 +1,5 @@
 import { isId } from '@platform/shared';
-import type { components } from '@platform/shared/generated/management';
+import type { components } from '@platform/api-types/management';
 import { EntityNotFound } from '../../domain/errors.ts';
 import { mustBeMachine } from '../../domain/permissions.ts';
 import { deposit, recordWithdrawal } from '../../flows/funding.ts';
