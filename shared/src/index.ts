@@ -3,6 +3,7 @@ export * from './own-keys.ts';
 export * from './problem.ts';
 export * from './unavailable.ts';
 export * from './config.ts';
+export * from './service-settings.ts';
 export * from './logger.ts';
 export * from './decimal.ts';
 export * from './nats.ts';
