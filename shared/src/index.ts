@@ -9,6 +9,8 @@ export * from './decimal.ts';
 export * from './nats.ts';
 export * from './lifecycle.ts';
 export * from './http/app.ts';
+export * from './http/app-options.ts';
+export { openApiBackend } from './http/contract-routing.ts';
 export * from './http/cors.ts';
 export * from './http/compression.ts';
 export * from './http/contract.ts';
