@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import { loadConfig, parseOrigins, parsers } from '@platform/shared';
+import { loadConfig, parseOrigins, parsers, serviceSettings } from '@platform/shared';
 
 /** Cores this process may run on: the default number of simulation threads. */
 const CORES = availableParallelism();
@@ -30,6 +30,8 @@ function threadCount(cores: number, work: string, fallback: number) {
 const OPTIMIZER_THREADS = Math.max(1, CORES - 1);
 
 /** Every setting of the data service, read once at start (see the README's table). */
+const service = serviceSettings({ metricsPort: 9465 });
+
 export const dataSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
   PORT: { description: 'HTTP port', default: 8081, parse: parsers.integer(0, 65535) },
@@ -172,37 +174,18 @@ export const dataSettings = {
     default: 4,
     parse: parsers.integer(1, 10_000),
   },
-  TRUSTED_PROXIES: {
-    description:
-      'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
-    default: 0,
-    parse: parsers.integer(0, 10),
-  },
+  TRUSTED_PROXIES: service.TRUSTED_PROXIES,
   CORS_ALLOWED_ORIGINS: {
     description:
       'origins of browser pages that may call this interface, comma-separated (e.g. the administration console: http://127.0.0.1:8080); others get no CORS header (docs/adr/0037-console-and-the-data-service.md); default none',
     default: [] as string[],
     parse: parseOrigins,
   },
-  SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
-  METRICS_HOST: {
-    description:
-      'address the GET /metrics listener binds to, apart from HOST: loopback unless set (0.0.0.0 where a scraper reaches the pod, as in k8s/) (docs/adr/0024-observability.md)',
-    default: '127.0.0.1',
-    parse: parsers.ipAddress,
-  },
-  METRICS_PORT: {
-    description:
-      'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',
-    default: 9465,
-    parse: parsers.integer(0, 65535),
-  },
-  OTEL_EXPORTER_OTLP_ENDPOINT: {
-    description:
-      'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
-    parse: parsers.url('http', 'https'),
-  },
-  LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
+  SHUTDOWN_GRACE_MS: service.SHUTDOWN_GRACE_MS,
+  METRICS_HOST: service.METRICS_HOST,
+  METRICS_PORT: service.METRICS_PORT,
+  OTEL_EXPORTER_OTLP_ENDPOINT: service.OTEL_EXPORTER_OTLP_ENDPOINT,
+  LOG_LEVEL: service.LOG_LEVEL,
 } as const;
 
 export type DataConfig = ReturnType<typeof loadDataConfig>;

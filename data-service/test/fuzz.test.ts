@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { loadContract } from '@platform/shared';
-import { answerProblem, errorCodes, fuzzOperation, fuzzRuns, fuzzSeed, operationsOf, requestsFor } from '@platform/test-support/fuzz';
+import { answerProblem, errorCodes } from '@platform/test-support/fuzz/checks';
+import { operationsOf } from '@platform/test-support/fuzz/operations';
+import { requestsFor } from '@platform/test-support/fuzz/requests';
+import { fuzzOperation, fuzzRuns, fuzzSeed } from '@platform/test-support/fuzz/runner';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 const contract = await loadContract('data');

@@ -1,6 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, parsers } from '@platform/shared';
+import { ConfigError, loadConfig, parsers, serviceSettings } from '@platform/shared';
 
 const HOW_TO_FIX = 'create one with `npm run -s cli -- signing-key --out key.pem`';
 
@@ -57,6 +57,8 @@ function timeOfDay(raw: string): string {
 }
 
 /** Every setting of the management service, read once at start (see the README's table). */
+const service = serviceSettings({ metricsPort: 9464 });
+
 export const managementSettings = {
   HOST: { description: 'address to listen on', default: '0.0.0.0', parse: parsers.string },
   PORT: { description: 'HTTP port', default: 8080, parse: parsers.integer(0, 65535) },
@@ -191,12 +193,7 @@ export const managementSettings = {
     parse: rate,
   },
   MIGRATE_ON_START: { description: 'apply pending database migrations at start', default: true, parse: parsers.boolean },
-  TRUSTED_PROXIES: {
-    description:
-      'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
-    default: 0,
-    parse: parsers.integer(0, 10),
-  },
+  TRUSTED_PROXIES: service.TRUSTED_PROXIES,
   CONSOLE_DATA_SERVICE_URL: {
     description:
       "the data service's URL as the administration console's browser reaches it (e.g. http://127.0.0.1:8081), for its data pages and valuations; that service's CORS_ALLOWED_ORIGINS must name this service's origin; unset: the console works without them (docs/adr/0037-console-and-the-data-service.md)",
@@ -207,25 +204,11 @@ export const managementSettings = {
     default: fileURLToPath(new URL('../../console/dist', import.meta.url)),
     parse: parsers.string,
   },
-  SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
-  METRICS_HOST: {
-    description:
-      'address the GET /metrics listener binds to, apart from HOST: loopback unless set (0.0.0.0 where a scraper reaches the pod, as in k8s/) (docs/adr/0024-observability.md)',
-    default: '127.0.0.1',
-    parse: parsers.ipAddress,
-  },
-  METRICS_PORT: {
-    description:
-      'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',
-    default: 9464,
-    parse: parsers.integer(0, 65535),
-  },
-  OTEL_EXPORTER_OTLP_ENDPOINT: {
-    description:
-      'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
-    parse: parsers.url('http', 'https'),
-  },
-  LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
+  SHUTDOWN_GRACE_MS: service.SHUTDOWN_GRACE_MS,
+  METRICS_HOST: service.METRICS_HOST,
+  METRICS_PORT: service.METRICS_PORT,
+  OTEL_EXPORTER_OTLP_ENDPOINT: service.OTEL_EXPORTER_OTLP_ENDPOINT,
+  LOG_LEVEL: service.LOG_LEVEL,
 } as const;
 
 export type ManagementConfig = ReturnType<typeof loadManagementConfig>;

@@ -1,17 +1,11 @@
 import fc from 'fast-check';
 import { loadContract } from '@platform/shared';
 import { build, machineApi, type Api } from '@platform/test-support/fixtures';
-import {
-  answerProblem,
-  errorCodes,
-  fuzzOperation,
-  fuzzRuns,
-  fuzzSeed,
-  operationsOf,
-  queryExpression,
-  requestsFor,
-  type KnownIds,
-} from '@platform/test-support/fuzz';
+import { answerProblem, errorCodes } from '@platform/test-support/fuzz/checks';
+import { operationsOf } from '@platform/test-support/fuzz/operations';
+import { queryExpression, requestsFor } from '@platform/test-support/fuzz/requests';
+import { fuzzOperation, fuzzRuns, fuzzSeed } from '@platform/test-support/fuzz/runner';
+import type { KnownIds } from '@platform/test-support/fuzz/schema-values';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 const contract = await loadContract('management');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { HandlerResult } from './http/app.ts';
+import type { HandlerResult } from './http/app-options.ts';
 import { ProblemError } from './problem.ts';
 
 /**

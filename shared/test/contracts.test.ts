@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { generateTypes, generatedDir, relativeToRoot } from '../tools/generate-types.ts';
 import { loadContract } from '../src/http/contract.ts';
-import { openApiBackend } from '../src/http/app.ts';
+import { openApiBackend } from '../src/http/contract-routing.ts';
 import { streams, subjects } from '../src/nats.ts';
 
 const read = async (name: string) => parse(await readFile(new URL(`../../contracts/${name}`, import.meta.url), 'utf8'));

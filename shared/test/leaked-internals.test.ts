@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { leakedInternals } from '@platform/test-support/fuzz';
+import { leakedInternals } from '@platform/test-support/fuzz/checks';
 
 // The fuzz tests of both services fail on an error body that shows the server's internals; this is
 // what that check recognises, and what it lets through.

@@ -2,25 +2,22 @@
 // (WebAssembly, loaded once) and checked before it is answered (docs/adr/0020-optimizer-model.md).
 import highsPackage from 'highs';
 import { fromNumber } from '@platform/shared';
+import { checkOrders, shortfall } from './checks.ts';
 import {
-  buildProgram,
-  checkOrders,
   drift,
   failure,
   infeasible,
   isRecommended,
   notOptimized,
-  ordersOf,
   prepare,
-  resultOrders,
-  shortfall,
   type InstrumentFacts,
   type OptimizerRequest,
   type Outcome,
   type Problem,
-} from './model.ts';
+} from './problem.ts';
+import { buildProgram, ordersOf, resultOrders } from './program.ts';
 
-export type { InstrumentFacts, OptimizerRequest, OptimizerResult, Outcome } from './model.ts';
+export type { InstrumentFacts, OptimizerRequest, OptimizerResult, Outcome } from './problem.ts';
 
 /** Solves one request. `instruments` holds the facts of every ISIN the store knows among the request's holdings and model portfolio. */
 export type Optimizer = (request: OptimizerRequest, instruments: ReadonlyMap<string, InstrumentFacts>) => Outcome;

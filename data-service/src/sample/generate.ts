@@ -1,7 +1,9 @@
 // The generated sample universe (instruments, prices, factors) that a fresh start or a test loads.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isinCheckDigit } from '../domain/isin.ts';
-import { ANALYST_UPSIDE, COUNTRIES, DEMO_CURRENCY, ETF_PRODUCTS, REGIONS, SECTORS, SIZE_BOUNDS, sqlValues } from './catalogue.ts';
+import { ANALYST_UPSIDE, COUNTRIES, DEMO_CURRENCY, REGIONS, SECTORS, SIZE_BOUNDS } from './catalogue.ts';
+import { ETF_PRODUCTS } from './etf-products.ts';
+import { sqlValues } from './sql-values.ts';
 
 export type SampleOptions = {
   instruments: number;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { loadOptimizer, optimize, type Optimizer, type Outcome, type Solve } from '../../src/optimizer/engine.ts';
-import { checkOrders, drift, prepare, type Problem } from '../../src/optimizer/model.ts';
+import { checkOrders } from '../../src/optimizer/checks.ts';
+import { drift, prepare, type Problem } from '../../src/optimizer/problem.ts';
 import { BD1, EQ1, EQ2, FACTS, US1, optimizerRequest, storeFacts } from './fixtures.ts';
 
 // The optimizer engine with the real solver, on requests small enough to work out by hand

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { loadOptimizer, type InstrumentFacts, type Optimizer, type OptimizerRequest, type Outcome } from '../../src/optimizer/engine.ts';
-import { checkOrders, prepare } from '../../src/optimizer/model.ts';
+import { checkOrders } from '../../src/optimizer/checks.ts';
+import { prepare } from '../../src/optimizer/problem.ts';
 import { optimizerRequest } from './fixtures.ts';
 
 // Random policies, holdings and prices through the optimizer with the real solver: every outcome is

@@ -1,0 +1,226 @@
+/**
+ * The portfolio optimizer's model (docs/adr/0020-optimizer-model.md), pure: a request and the
+ * store's facts become a checked problem (here), the problem becomes a mixed-integer linear program in
+ * CPLEX LP text and the solver's values become orders (program.ts), and orders are checked against
+ * the constraints (checks.ts).
+ *
+ * Instruments i (the ISINs of the holdings and of the model portfolio) have a price p_i, held shares
+ * h_i, a target weight w_i and an asset class c_i; C is the base-currency cash, V = C + Σ p_i h_i the
+ * value, D the cash to free, W = V − D the value left invested, t the cost rate. With buys b_i ≥ 0,
+ * sells 0 ≤ s_i ≤ h_i, post-trade shares x_i = h_i + b_i − s_i and deviations d_i ≥ 0:
+ *
+ *   minimise   Σ d_i + t Σ p_i (b_i + s_i)
+ *   subject to C − Σ p_i (b_i − s_i) − t Σ p_i (b_i + s_i) ≥ cash_buffer·W + D      (cash)
+ *              l_a W ≤ Σ_{c_i = a} p_i x_i ≤ u_a W                                  (each band a)
+ *              d_i ≥ ±(p_i x_i − w_i W)                                               (deviation)
+ *
+ * Money (V, W, D, the checks' sums) is exact decimal; the program itself is floating point, which is
+ * why every answer is checked again here, with a tolerance of one cent, before it is trusted.
+ */
+import { fromNumber, ownValue, type Money } from '@platform/shared';
+import type { components } from '@platform/api-types/events';
+
+export type OptimizerRequest = components['schemas']['OptimizerRequest'];
+export type OptimizerResult = components['schemas']['OptimizerResult'];
+export type OptimizerOrder = components['schemas']['OptimizerOrder'];
+/** What the store knows of an instrument: its last price (in `currency`) and its asset class. */
+export type InstrumentFacts = { price: number | null; currency: string | null; assetClass: string | null };
+export type Outcome = Pick<OptimizerResult, 'status' | 'is_recommended' | 'orders' | 'detail'>;
+
+export type Instrument = {
+  isin: string;
+  /** p_i, in the base currency, > 0. */
+  price: number;
+  /** h_i ≥ 0 (0 when not held). */
+  held: number;
+  /** w_i (0 when not in the model portfolio). */
+  weight: number;
+  /** c_i; null: in no band. */
+  assetClass: string | null;
+  /** In the model portfolio: only those may be bought. */
+  buyable: boolean;
+};
+
+export type Band = { assetClass: string; lower: number; upper: number };
+
+/** A checked request: everything the program and the checks need. */
+export type Problem = {
+  currency: string;
+  /** Sorted by ISIN. */
+  instruments: readonly Instrument[];
+  /** C: the base-currency cash. */
+  cash: Money;
+  /** V = C + Σ p_i h_i. */
+  value: Money;
+  /** D: cash to free (what a sale of everything frees when `sellEverything`). */
+  divest: Money;
+  /** W = V − D (0 when `sellEverything`). */
+  invested: Money;
+  /** The divest amount is at least what selling everything frees: every share is sold. */
+  sellEverything: boolean;
+  /** t = transaction_cost_bps / 10,000. */
+  costRate: Money;
+  cashBuffer: number;
+  bands: readonly Band[];
+  fractional: boolean;
+  /** rebalancing_threshold (0 when absent). */
+  threshold: number;
+};
+
+/** Either a problem to solve or an outcome known without solving (FAILURE, NOT_OPTIMIZED). */
+export type Prepared = { problem: Problem; outcome?: undefined } | { outcome: Outcome; problem?: undefined };
+
+export const ZERO = fromNumber(0);
+const ONE = fromNumber(1);
+/** The tolerance of every check: one cent of the base currency. */
+export const CENT = fromNumber(0.01);
+/**
+ * A whole-share answer is accepted when its objective is provably within this fraction of V of the
+ * best possible (0.3 % of the portfolio's value; docs/adr/0020-optimizer-model.md says why).
+ */
+export const MIP_GAP = 3e-3;
+/** Fractional orders are rounded to this many decimals. */
+export const SHARE_DECIMALS = 6;
+const LISTED = 10;
+
+export function failure(detail: string): Outcome {
+  return { status: 'FAILURE', is_recommended: false, orders: {}, detail };
+}
+
+export function notOptimized(detail: string): Outcome {
+  return { status: 'NOT_OPTIMIZED', is_recommended: false, orders: {}, detail };
+}
+
+export function infeasible(detail: string): Outcome {
+  return { status: 'INFEASIBLE', is_recommended: false, orders: {}, detail };
+}
+
+export const money = (m: Money) => m.toFixed(2);
+
+function listed(items: string[]): string {
+  return items.length <= LISTED ? items.join(', ') : `${items.slice(0, LISTED).join(', ')} and ${items.length - LISTED} more`;
+}
+
+function isFraction(n: number): boolean {
+  return Number.isFinite(n) && n >= 0 && n <= 1;
+}
+
+/**
+ * Checks the request against the store's facts and builds the problem. Refused (FAILURE): a bad
+ * policy, a negative holding, an ISIN without a positive price, a price in another currency than
+ * the base currency, a negative value. An empty portfolio (V = 0) is NOT_OPTIMIZED.
+ */
+export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, InstrumentFacts>): Prepared {
+  const base = request.base_currency;
+  const bps = request.transaction_cost_bps;
+  if (!(Number.isFinite(bps) && bps >= 0 && bps < 10_000)) return { outcome: failure(`transaction cost of ${bps} bps is not between 0 and 10000`) };
+  if (!isFraction(request.cash_buffer)) return { outcome: failure(`cash buffer ${request.cash_buffer} is not between 0 and 1`) };
+  const threshold = request.rebalancing_threshold ?? 0;
+  if (!isFraction(threshold)) return { outcome: failure(`rebalancing threshold ${threshold} is not between 0 and 1`) };
+  if (!(Number.isFinite(request.divest_amount) && request.divest_amount >= 0))
+    return { outcome: failure(`divest amount ${request.divest_amount} is negative`) };
+
+  const bands: Band[] = [];
+  for (const [assetClass, band] of Object.entries(request.asset_class_bands).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const lower = band[0] ?? Number.NaN;
+    const upper = band[1] ?? Number.NaN;
+    if (!isFraction(lower) || !isFraction(upper)) return { outcome: failure(`asset class ${assetClass} band [${lower}, ${upper}] is not within [0, 1]`) };
+    if (lower > upper) return { outcome: failure(`asset class ${assetClass} band has its lower bound ${lower} above its upper bound ${upper}`) };
+    bands.push({ assetClass, lower, upper });
+  }
+
+  let weights = ZERO;
+  for (const [isin, weight] of Object.entries(request.model_portfolio)) {
+    if (!isFraction(weight)) return { outcome: failure(`model portfolio weight ${weight} of ${isin} is not between 0 and 1`) };
+    weights = weights.plus(fromNumber(weight));
+  }
+  if (weights.gt(ONE)) return { outcome: failure(`model portfolio weights sum to ${weights.toFixed()}, above 1`) };
+
+  const held = new Map<string, number>();
+  for (const [key, quantity] of Object.entries(request.holdings)) {
+    if (key.startsWith('$')) continue;
+    if (!(Number.isFinite(quantity) && quantity >= 0)) return { outcome: failure(`holding of ${key} is ${quantity} shares; short positions are not kept`) };
+    held.set(key, quantity);
+  }
+  const cashHeld = request.holdings[`$${base}`] ?? 0;
+  if (!Number.isFinite(cashHeld)) return { outcome: failure(`cash ${cashHeld} ${base} is not a number`) };
+
+  const isins = [...new Set([...held.keys(), ...Object.keys(request.model_portfolio)])].sort();
+  const unpriced: string[] = [];
+  const foreign: string[] = [];
+  const instruments: Instrument[] = [];
+  for (const isin of isins) {
+    const fact = facts.get(isin);
+    const price = fact?.price;
+    if (fact === undefined || price === null || price === undefined || !(Number.isFinite(price) && price > 0)) {
+      unpriced.push(isin);
+      continue;
+    }
+    if (fact.currency !== base) {
+      foreign.push(`${isin} (${fact.currency ?? 'no currency'})`);
+      continue;
+    }
+    const weight = ownValue(request.model_portfolio, isin);
+    instruments.push({ isin, price, held: held.get(isin) ?? 0, weight: weight ?? 0, assetClass: fact.assetClass, buyable: weight !== undefined });
+  }
+  if (unpriced.length > 0) return { outcome: failure(`no price for ${listed(unpriced)}`) };
+  if (foreign.length > 0) return { outcome: failure(`price not in the base currency ${base} (no exchange rates are kept) for ${listed(foreign)}`) };
+
+  const cash = fromNumber(cashHeld);
+  const costRate = fromNumber(bps).div(10_000);
+  let invested = ZERO;
+  for (const i of instruments) invested = invested.plus(fromNumber(i.price).times(fromNumber(i.held)));
+  const value = cash.plus(invested);
+  if (value.isZero()) return { outcome: notOptimized('the portfolio is empty (value 0)') };
+  if (value.lt(ZERO)) return { outcome: failure(`portfolio value ${money(value)} ${base} is negative`) };
+
+  // Selling everything frees C + (1 − t) Σ p_i h_i; a larger divest amount (1e100 included) cannot
+  // be met otherwise, so it means selling everything, with nothing left invested.
+  const freeable = cash.plus(ONE.minus(costRate).times(invested));
+  const asked = fromNumber(request.divest_amount);
+  const sellEverything = asked.gt(ZERO) && asked.gte(freeable);
+  const divest = sellEverything ? freeable : asked;
+  return {
+    problem: {
+      currency: base,
+      instruments,
+      cash,
+      value,
+      divest,
+      invested: sellEverything ? ZERO : value.minus(divest),
+      sellEverything,
+      costRate,
+      cashBuffer: request.cash_buffer,
+      bands,
+      fractional: request.fractional_shares,
+      threshold,
+    },
+  };
+}
+
+/** The cash the constraint asks for after trading: cash_buffer·W + D. */
+export function requiredCash(problem: Problem): Money {
+  return fromNumber(problem.cashBuffer).times(problem.invested).plus(problem.divest);
+}
+
+/**
+ * Drift: half the sum, over the instruments and the cash, of |current weight − target weight|,
+ * weights relative to V and the cash target 1 − Σ w_i (0: on target; 1: nothing where it should be).
+ */
+export function drift(problem: Problem): number {
+  const v = problem.value;
+  let total = ZERO;
+  let targets = ZERO;
+  for (const i of problem.instruments) {
+    const weight = fromNumber(i.weight);
+    targets = targets.plus(weight);
+    total = total.plus(fromNumber(i.price).times(fromNumber(i.held)).div(v).minus(weight).abs());
+  }
+  total = total.plus(problem.cash.div(v).minus(ONE.minus(targets)).abs());
+  return total.div(2).toNumber();
+}
+
+/** Orders are worth executing: drift above the threshold, or the cash constraint unmet before trading (cash to free included). */
+export function isRecommended(problem: Problem): boolean {
+  return drift(problem) > problem.threshold || problem.cash.lt(requiredCash(problem));
+}

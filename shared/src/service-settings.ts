@@ -1,0 +1,37 @@
+import { parsers } from './config.ts';
+
+/**
+ * The settings every service reads the same way: how it sits behind proxies, stops, exposes its
+ * metrics and traces, and logs. One definition, so that the services cannot drift apart in a bound
+ * or a description; each service places them in its own settings, in the order its help lists them.
+ * Only the metrics port differs, so that both services can run on one host with their defaults.
+ */
+export function serviceSettings(options: { metricsPort: number }) {
+  return {
+    TRUSTED_PROXIES: {
+      description:
+        'reverse proxies (e.g. the ingress) in front of the service whose X-Forwarded-For is believed: the client address of rate limits per address is then the one they report; 0: the connecting address',
+      default: 0,
+      parse: parsers.integer(0, 10),
+    },
+    SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
+    METRICS_HOST: {
+      description:
+        'address the GET /metrics listener binds to, apart from HOST: loopback unless set (0.0.0.0 where a scraper reaches the pod, as in k8s/) (docs/adr/0024-observability.md)',
+      default: '127.0.0.1',
+      parse: parsers.ipAddress,
+    },
+    METRICS_PORT: {
+      description:
+        'port of GET /metrics (Prometheus text format), apart from the interface: no credentials, no rate limits, to be reached from inside the cluster only (docs/adr/0024-observability.md); 0: a free port',
+      default: options.metricsPort,
+      parse: parsers.integer(0, 65535),
+    },
+    OTEL_EXPORTER_OTLP_ENDPOINT: {
+      description:
+        'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
+      parse: parsers.url('http', 'https'),
+    },
+    LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
+  } as const;
+}

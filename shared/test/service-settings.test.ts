@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { serviceSettings } from '../src/service-settings.ts';
+
+describe('service settings', () => {
+  it('defaults each setting, the metrics port to the one the service names', () => {
+    for (const metricsPort of [9464, 9465]) {
+      const config = loadConfig(serviceSettings({ metricsPort }), {});
+      assert.deepEqual(
+        { ...config },
+        {
+          TRUSTED_PROXIES: 0,
+          SHUTDOWN_GRACE_MS: 10_000,
+          METRICS_HOST: '127.0.0.1',
+          METRICS_PORT: metricsPort,
+          OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+          LOG_LEVEL: 'info',
+        },
+      );
+    }
+  });
+
+  it('parses values given', () => {
+    const config = loadConfig(serviceSettings({ metricsPort: 9464 }), {
+      TRUSTED_PROXIES: '2',
+      SHUTDOWN_GRACE_MS: '0',
+      METRICS_HOST: '0.0.0.0',
+      METRICS_PORT: '0',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      LOG_LEVEL: 'debug',
+    });
+    assert.equal(config.TRUSTED_PROXIES, 2);
+    assert.equal(config.SHUTDOWN_GRACE_MS, 0);
+    assert.equal(config.METRICS_HOST, '0.0.0.0');
+    assert.equal(config.METRICS_PORT, 0);
+    assert.equal(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'http://otel-collector:4318');
+    assert.equal(config.LOG_LEVEL, 'debug');
+  });
+
+  it('refuses each bad value by its name, all at once', () => {
+    const bad = {
+      TRUSTED_PROXIES: '11',
+      SHUTDOWN_GRACE_MS: '-1',
+      METRICS_HOST: 'localhost',
+      METRICS_PORT: '65536',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://collector',
+      LOG_LEVEL: 'verbose',
+    };
+    assert.throws(
+      () => loadConfig(serviceSettings({ metricsPort: 9464 }), bad),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(
+          error.problems.map((p) => p.slice(0, p.indexOf(':'))),
+          Object.keys(bad),
+        );
+        return true;
+      },
+    );
+  });
+});
