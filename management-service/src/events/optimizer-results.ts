@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { startJetStreamWorker, streams, subjects, type Logger, type NatsConnection, type Tracing } from '@platform/shared';
-import { storeResult, type OptimizerResult, type ResultOutcome } from '../flows/optimization.ts';
+import type { ResultOutcome } from '../flows/optimization/attempts.ts';
+import { storeResult, type OptimizerResult } from '../flows/optimization/result.ts';
 import { inTenant } from '../store/tenant-scope.ts';
 
 export type OptimizerResultsOptions = {

@@ -8,7 +8,7 @@ import { findEntity, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import { insertRevocation } from '../store/token-revocations.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
-import { requestOptimization, requestOptimizationsOfPolicy } from './optimization.ts';
+import { requestOptimization, requestOptimizationsOfPolicy } from './optimization/request.ts';
 import { queueRoboWithdrawal } from './withdrawal-queue.ts';
 
 export async function ownerOf(trx: Knex.Transaction, tenantId: string, userId: unknown): Promise<Owner | undefined> {

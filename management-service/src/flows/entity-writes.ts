@@ -4,7 +4,7 @@ import { InvalidField } from '../domain/errors.ts';
 import { entityKinds } from '../domain/entities/catalog.ts';
 import type { EntityKind, Reference, WriteContext } from '../domain/entities/kind.ts';
 import type { Doc } from '../domain/merge.ts';
-import { existingIds, insertEntity, updateEntity, type EntityRow } from '../store/entities.ts';
+import { existingIds, firstVersion, insertEntity, nextVersion, updateEntity, type EntityRow } from '../store/entities.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { recordEffects, type ExtraEvents } from './entity-effects.ts';
 
@@ -35,20 +35,16 @@ export async function writeNew(
   const tenantId = wctx.principal.tenantId;
   await checkReferences(trx, tenantId, kind.references(doc));
   const id = newId(kind.letter);
-  const at = new Date(wctx.now);
-  const entity: EntityRow = {
-    tenant_id: tenantId,
-    id,
+  const entity = firstVersion({
+    tenantId,
     type: kind.type,
-    parent_id: wctx.parent?.id ?? null,
-    version: 1,
+    id,
+    parentId: wctx.parent?.id ?? null,
     doc,
-    deleted: false,
-    ...kind.access(doc, id, wctx),
-    created_at: at,
-    version_at: at,
-    version_author_id: wctx.principal.subject,
-  };
+    access: kind.access(doc, id, wctx),
+    now: wctx.now,
+    author: wctx.principal.subject,
+  });
   await insertEntity(trx, entity);
   await recordEffects(trx, kind, tenant, undefined, entity, wctx.now, undefined, options.byClient);
   return entity;
@@ -69,15 +65,7 @@ export async function writeNext(
 ): Promise<EntityRow> {
   const deleted = options.deleted ?? false;
   await checkReferences(trx, current.tenant_id, changedReferences(kind, current.doc, doc));
-  const next: EntityRow = {
-    ...current,
-    version: current.version + 1,
-    doc,
-    deleted,
-    ...kind.access(doc, current.id, wctx),
-    version_at: new Date(wctx.now),
-    version_author_id: wctx.principal.subject,
-  };
+  const next = nextVersion(current, doc, { now: wctx.now, author: wctx.principal.subject, deleted, access: kind.access(doc, current.id, wctx) });
   await updateEntity(trx, next);
   await recordEffects(trx, kind, tenant, current, next, wctx.now, options.extra, options.byClient);
   return next;

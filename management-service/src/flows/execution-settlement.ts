@@ -8,7 +8,7 @@ import { checkFills, executionFields, holdingsAfterFills } from '../domain/execu
 import type { Doc } from '../domain/merge.ts';
 import type { Principal } from '../domain/principal.ts';
 import { openInstructions, type OrdersInstruction } from '../store/broker-instructions.ts';
-import { findEntity, updateEntity, type EntityRow } from '../store/entities.ts';
+import { findEntity, nextVersion, updateEntity, type EntityRow } from '../store/entities.ts';
 import { writeNew, writeNext } from './entity-writes.ts';
 import { writeContext } from './funding.ts';
 import type { InstructionHandler, InstructionPreparer } from './instruction-handler.ts';
@@ -16,13 +16,7 @@ import { queueRoboWithdrawal } from './withdrawal-queue.ts';
 
 /** The optimization's next version with its execution fields (optimizations are written by flows, not by a kind's rules). */
 async function recordExecution(trx: Knex.Transaction, optimization: EntityRow, fields: Doc, now: string): Promise<void> {
-  await updateEntity(trx, {
-    ...optimization,
-    version: optimization.version + 1,
-    doc: { ...optimization.doc, ...fields },
-    version_at: new Date(now),
-    version_author_id: null,
-  });
+  await updateEntity(trx, nextVersion(optimization, { ...optimization.doc, ...fields }, { now, author: null }));
 }
 
 /**

@@ -17,7 +17,7 @@ import { insertWithdrawal, type WithdrawalRow } from '../store/withdrawals.ts';
 import { ownerOf, type ExtraEvents } from './entity-effects.ts';
 import type { InstructionHandler } from './instruction-handler.ts';
 import { writeNew, writeNext } from './entity-writes.ts';
-import { requestOptimization } from './optimization.ts';
+import { requestOptimization } from './optimization/request.ts';
 
 export type CashEvent = { amount: string; currency: string; portfolio: string; external_id?: string };
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '@platform/shared';
 import { nightlyDayDue } from '../domain/optimization-gate.ts';
-import { REQUEST_BATCH, requestOptimizations } from '../flows/optimization.ts';
+import { REQUEST_BATCH, requestOptimizations } from '../flows/optimization/request.ts';
 import { listTenants } from '../store/credentials.ts';
 import { activeRoboPortfolios, nightlyRunDone, recordNightlyRun, tryNightlyLock } from '../store/optimizations.ts';
 import { inTenant } from '../store/tenant-scope.ts';

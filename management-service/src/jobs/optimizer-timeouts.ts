@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from '@platform/shared';
-import { handleOverdueRequest, type TimeoutLimits } from '../flows/optimization.ts';
+import { handleOverdueRequest, type TimeoutLimits } from '../flows/optimization/timeout.ts';
 import { overdueRequests, tryTimeoutLock } from '../store/optimizations.ts';
 import { inTenant } from '../store/tenant-scope.ts';
 import { startTimedLoop } from './timed-loop.ts';

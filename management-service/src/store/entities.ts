@@ -53,6 +53,10 @@ const UNIQUE_FIELDS: Record<string, string> = {
   entities_user_phone: 'phone',
 };
 
+/** The columns of a stored entity in the order the writers give them. */
+const WRITTEN = 'tenant_id, id, type, parent_id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id';
+
+/** Every writer records the state it leaves in entity_versions in the same statement (the `changed` rows it returns). */
 const VERSION_OF = `insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id)
   select tenant_id, id, version, doc, deleted, version_at, version_author_id from changed`;
 
@@ -61,7 +65,7 @@ export async function insertEntity(trx: Knex.Transaction, row: EntityRow): Promi
   await translateUnique(
     trx.raw(
       `with changed as (
-         insert into entities (tenant_id, id, type, parent_id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id)
+         insert into entities (${WRITTEN})
          values (?, ?, ?, ?, ?, ?::jsonb, ?, ?::text[], ?::text[], ?, ?, ?) returning *)
        ${VERSION_OF}`,
       [
@@ -95,6 +99,108 @@ export async function updateEntity(trx: Knex.Transaction, row: EntityRow): Promi
     ),
     UNIQUE_FIELDS,
   );
+}
+
+// A batch goes to Postgres as one JSON array of rows (one bind parameter whatever its size), read back by jsonb_to_recordset.
+const asRecords = (rows: EntityRow[]) =>
+  JSON.stringify(
+    rows.map((r) => ({
+      id: r.id,
+      parent_id: r.parent_id,
+      version: r.version,
+      doc: r.doc,
+      deleted: r.deleted,
+      readable_by: r.readable_by,
+      modifiable_by: r.modifiable_by,
+      created_at: r.created_at.toISOString(),
+      version_at: r.version_at.toISOString(),
+      version_author_id: r.version_author_id,
+    })),
+  );
+
+const RECORDS = `jsonb_to_recordset(?::jsonb) as v(id text, parent_id text, version integer, doc jsonb, deleted boolean, readable_by text[],
+  modifiable_by text[], created_at timestamptz, version_at timestamptz, version_author_id text)`;
+
+/** New entities of one type as version 1, with their first versions, in one statement whatever their number. */
+export async function insertEntities(trx: Knex.Transaction, tenantId: string, type: string, rows: EntityRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await translateUnique(
+    trx.raw(
+      `with changed as (
+         insert into entities (${WRITTEN})
+         select ?, v.id, ?, v.parent_id, v.version, v.doc, v.deleted, v.readable_by, v.modifiable_by, v.created_at, v.version_at, v.version_author_id
+           from ${RECORDS} returning *)
+       ${VERSION_OF}`,
+      [tenantId, type, asRecords(rows)],
+    ),
+    UNIQUE_FIELDS,
+  );
+}
+
+/**
+ * Moves entities of one type to the versions given, in one statement. The caller holds their rows' locks or their
+ * parent's; a row whose stored version is not the one before its new one is left as it is.
+ */
+export async function updateEntities(trx: Knex.Transaction, tenantId: string, type: string, rows: EntityRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await translateUnique(
+    trx.raw(
+      `with changed as (
+         update entities e set version = v.version, doc = v.doc, deleted = v.deleted, readable_by = v.readable_by, modifiable_by = v.modifiable_by,
+                version_at = v.version_at, version_author_id = v.version_author_id
+           from ${RECORDS}
+          where e.tenant_id = ? and e.type = ? and e.id = v.id and e.version = v.version - 1
+          returning e.*)
+       ${VERSION_OF}`,
+      [asRecords(rows), tenantId, type],
+    ),
+    UNIQUE_FIELDS,
+  );
+}
+
+/** Who may read and modify an entity besides the tenant's machine clients. */
+export type Access = Pick<EntityRow, 'readable_by' | 'modifiable_by'>;
+
+/** Version 1 of a new entity, written at `now` by `author` (null: the service). */
+export function firstVersion(input: {
+  tenantId: string;
+  type: string;
+  id: string;
+  parentId: string | null;
+  doc: Doc;
+  access: Access;
+  now: string;
+  author: string | null;
+}): EntityRow {
+  const at = new Date(input.now);
+  return {
+    tenant_id: input.tenantId,
+    id: input.id,
+    type: input.type,
+    parent_id: input.parentId,
+    version: 1,
+    doc: input.doc,
+    deleted: false,
+    readable_by: input.access.readable_by,
+    modifiable_by: input.access.modifiable_by,
+    created_at: at,
+    version_at: at,
+    version_author_id: input.author,
+  };
+}
+
+/** The version after `current` holding `doc`, written at `now` by `author`; deletion and access as given, else as they were. */
+export function nextVersion(current: EntityRow, doc: Doc, change: { now: string; author: string | null; deleted?: boolean; access?: Access }): EntityRow {
+  return {
+    ...current,
+    version: current.version + 1,
+    doc,
+    deleted: change.deleted ?? current.deleted,
+    readable_by: change.access?.readable_by ?? current.readable_by,
+    modifiable_by: change.access?.modifiable_by ?? current.modifiable_by,
+    version_at: new Date(change.now),
+    version_author_id: change.author,
+  };
 }
 
 export async function findVersion(trx: Knex.Transaction, tenantId: string, id: string, version: number): Promise<VersionRow | undefined> {

@@ -1,10 +1,14 @@
 import type { Knex } from 'knex';
-import { CURRENT_COLUMNS, type EntityRow } from './entities.ts';
-import { translateUnique } from './unique-violations.ts';
+import { CURRENT_COLUMNS, insertEntities, updateEntities, type EntityRow } from './entities.ts';
 
-/** The optimizations store (docs/adr/0021-optimizations.md): optimizations are entities of type `optimizations` under their portfolio. */
+/**
+ * The optimizations store (docs/adr/0021-optimizations.md): optimizations are entities of type `optimizations` under
+ * their portfolio, written by the service's flows only (no kind of the entity catalogue), through the entities'
+ * batched writers; beside them, the requests sent to the optimizer and the nightly batch's runs.
+ */
 
-const OPTIMIZATIONS = 'optimizations';
+/** The entity type of optimizations. */
+export const OPTIMIZATIONS = 'optimizations';
 
 /** Locks the portfolios for the caller's transaction, in id order (so that two batches never wait for each other in a circle). */
 export async function lockPortfolios(trx: Knex.Transaction, tenantId: string, ids: string[]): Promise<EntityRow[]> {
@@ -64,58 +68,13 @@ export async function latestOptimization(trx: Knex.Transaction, tenantId: string
     .first()) as EntityRow | undefined;
 }
 
-const asRecords = (rows: EntityRow[]) =>
-  JSON.stringify(
-    rows.map((r) => ({
-      id: r.id,
-      parent_id: r.parent_id,
-      version: r.version,
-      doc: r.doc,
-      deleted: r.deleted,
-      readable_by: r.readable_by,
-      modifiable_by: r.modifiable_by,
-      created_at: r.created_at.toISOString(),
-      version_at: r.version_at.toISOString(),
-      version_author_id: r.version_author_id,
-    })),
-  );
-
-const RECORD = `jsonb_to_recordset(?::jsonb) as v(id text, parent_id text, version integer, doc jsonb, deleted boolean, readable_by text[],
-  modifiable_by text[], created_at timestamptz, version_at timestamptz, version_author_id text)`;
-
-const VERSION_OF = `insert into entity_versions (tenant_id, id, version, doc, deleted, version_at, version_author_id)
-  select tenant_id, id, version, doc, deleted, version_at, version_author_id from changed`;
-
 /** New optimizations as version 1, with their first versions, in one statement; a taken external_id is a 409. */
-export async function insertOptimizations(trx: Knex.Transaction, tenantId: string, rows: EntityRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await translateUnique(
-    trx.raw(
-      `with changed as (
-         insert into entities (tenant_id, id, type, parent_id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id)
-         select ?, v.id, '${OPTIMIZATIONS}', v.parent_id, v.version, v.doc, v.deleted, v.readable_by, v.modifiable_by, v.created_at, v.version_at, v.version_author_id
-           from ${RECORD} returning *)
-       ${VERSION_OF}`,
-      [tenantId, asRecords(rows)],
-    ),
-    { entities_external_id: 'external_id' },
-  );
-}
+export const insertOptimizations = (trx: Knex.Transaction, tenantId: string, rows: EntityRow[]): Promise<void> =>
+  insertEntities(trx, tenantId, OPTIMIZATIONS, rows);
 
 /** Moves optimizations (locked, or read under their portfolio's lock) to the versions given, in one statement. */
-export async function updateOptimizations(trx: Knex.Transaction, tenantId: string, rows: EntityRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await trx.raw(
-    `with changed as (
-       update entities e set version = v.version, doc = v.doc, deleted = v.deleted, readable_by = v.readable_by, modifiable_by = v.modifiable_by,
-              version_at = v.version_at, version_author_id = v.version_author_id
-         from ${RECORD}
-        where e.tenant_id = ? and e.type = '${OPTIMIZATIONS}' and e.id = v.id and e.version = v.version - 1
-        returning e.*)
-     ${VERSION_OF}`,
-    [asRecords(rows), tenantId],
-  );
-}
+export const updateOptimizations = (trx: Knex.Transaction, tenantId: string, rows: EntityRow[]): Promise<void> =>
+  updateEntities(trx, tenantId, OPTIMIZATIONS, rows);
 
 /** The robo-advised portfolios (not deleted) that name the policy, in id order. */
 export async function portfoliosOfPolicy(trx: Knex.Transaction, tenantId: string, policyId: string): Promise<string[]> {

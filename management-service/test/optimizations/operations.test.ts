@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
 import { assertProblem } from '@platform/test-support/http';
-import { userApi, type Api } from '@platform/test-support/fixtures';
+import type { Api } from '@platform/test-support/fixtures';
 import type { TestPlatform } from '@platform/test-support/platform';
-import { ORDERS, eventually, optimizationTenant, startOptimizationPlatform, type OptimizationTenant, type OptimizerStandIn } from './stand-in.ts';
-
-const ADVISORY = 'ROBO_ADVISOR_ADVISORY';
-const UNKNOWN_O = 'O01HZ1AGR63S781D0FSA833PT5T';
+import { ORDERS, answeredOptimization, eventually, UNKNOWN_O, startOptimizationWorlds, type OptimizationTenant, type OptimizerStandIn } from './stand-in.ts';
 
 /**
- * The five optimization operations of contracts/management.openapi.yaml over HTTP (docs/adr/0021-optimizations.md).
- * The settlement job is off, so an optimization handed to execution stays waiting for it.
+ * The operator's request and the reads of optimizations (contracts/management.openapi.yaml) over HTTP
+ * (docs/adr/0021-optimizations.md); the owner's choice is choice.test.ts.
  */
 describe('optimization operations', function () {
   this.timeout(120_000);
@@ -19,39 +16,14 @@ describe('optimization operations', function () {
   let stranger: OptimizationTenant;
   let asOwner: Api;
   let asOther: Api;
+  let stop: (() => Promise<void>) | undefined;
 
   before(async () => {
-    ({ platform, optimizer } = await startOptimizationPlatform({ BROKER_SETTLEMENT: 'false' }));
-    world = await optimizationTenant(platform);
-    stranger = await optimizationTenant(platform);
-    asOwner = await userApi(platform, world.api, world.owner);
-    asOther = await userApi(platform, world.api, await world.created('/users/', { first_name: 'Eve' }));
+    ({ platform, optimizer, world, stranger, asOwner, asOther, stop } = await startOptimizationWorlds());
   });
-  after(async () => {
-    await optimizer?.stop();
-    await platform?.stop();
-  });
+  after(async () => stop?.());
 
-  const requestOf = async (portfolio: string, body: unknown = {}, headers: Record<string, string> = {}) => {
-    const res = await world.api('POST', `/portfolios/${portfolio}/optimizations/`, body, headers);
-    assert.equal(res.status, 202, res.text);
-    return res.body.id as string;
-  };
-  /** An optimization of the portfolio that the stand-in answered (a recommended SUCCESS unless `over` says otherwise). */
-  const answered = async (portfolio: string, over: Record<string, unknown> = {}) => {
-    const id = await requestOf(portfolio);
-    await optimizer.answer(await optimizer.take((r) => r.optimization_id === id), over);
-    return eventually(
-      () => world.optimization(id),
-      (o) => o.status !== 'PENDING',
-    );
-  };
-  /** Everything a refusal must leave alone: the portfolio's optimizations and the tenant's outbox. */
-  const snapshot = async (portfolio: string) => ({
-    optimizations: await world.optimizationsOf(portfolio),
-    outbox: (await platform.database.db('outbox').count('* as n').where({ tenant_id: world.tenant.tenantId }))[0]!.n,
-    requests: (await platform.database.db('optimization_requests').count('* as n').where({ tenant_id: world.tenant.tenantId }))[0]!.n,
-  });
+  const answered = (portfolio: string, over: Record<string, unknown> = {}) => answeredOptimization(world, optimizer, portfolio, over);
 
   /** A portfolio body without a manager (the world's builder makes robo-advised ones). */
   const basePortfolio = () => ({ name: 'Self', owned_by_user_id: world.owner, base_currency: 'EUR', money_type: 'REAL_MONEY' });
@@ -94,9 +66,9 @@ describe('optimization operations', function () {
       assert.deepEqual((await world.api('GET', res.headers.get('location')!)).body.id, res.body.id);
       // An external_id is unique per tenant among optimizations.
       const other = await world.portfolio();
-      const before = await snapshot(other);
+      const before = await world.untouched(other);
       assertProblem(await world.api('POST', `/portfolios/${other}/optimizations/`, { external_id: 'ops-rebalance-1' }), 409, 'duplicate_value');
-      assert.deepEqual(await snapshot(other), before);
+      assert.deepEqual(await world.untouched(other), before);
     });
 
     it('replays an Idempotency-Key: the same 202 with Idempotency-Replayed, no second optimization', async () => {
@@ -116,12 +88,12 @@ describe('optimization operations', function () {
       const deleted = await world.portfolio();
       assert.equal((await world.api('DELETE', `/portfolios/${deleted}`)).status, 200);
       const elsewhere = await stranger.portfolio();
-      const before = await snapshot(portfolio);
+      const before = await world.untouched(portfolio);
       assertProblem(await asOwner('POST', `/portfolios/${portfolio}/optimizations/`, {}), 403, 'forbidden');
       for (const id of ['P01HZC48CNR9YNY5M4C8F5S2HT9', 'X01HZC48CNR9YNY5M4C8F5S2HT9', deleted, elsewhere]) {
         assertProblem(await world.api('POST', `/portfolios/${id}/optimizations/`, {}), 404, 'not_found');
       }
-      assert.deepEqual(await snapshot(portfolio), before);
+      assert.deepEqual(await world.untouched(portfolio), before);
       assert.equal((await world.optimizationsOf(deleted)).length, 0);
     });
 
@@ -130,7 +102,7 @@ describe('optimization operations', function () {
       const orphan = await world.portfolio({ policy_id: deletedPolicy });
       assert.equal((await world.api('DELETE', `/policies/${deletedPolicy}`)).status, 200);
       const pending = await world.portfolio();
-      await requestOf(pending);
+      await world.request(pending);
       const executing = await world.portfolio({}, { money_type: 'PAPER_MONEY' });
       assert.equal((await answered(executing)).execution_status, 'PENDING');
       const archivedPortfolio = async () => {
@@ -152,11 +124,11 @@ describe('optimization operations', function () {
         [executing, /waiting for execution/],
       ];
       for (const [portfolio, why] of cases) {
-        const before = await snapshot(portfolio);
+        const before = await world.untouched(portfolio);
         const res = await world.api('POST', `/portfolios/${portfolio}/optimizations/`, { external_id: `refused-${portfolio}` });
         assertProblem(res, 409, 'state_conflict');
         assert.match(res.body.detail, why);
-        assert.deepEqual(await snapshot(portfolio), before, `${why}: nothing written`);
+        assert.deepEqual(await world.untouched(portfolio), before, `${why}: nothing written`);
       }
     });
   });
@@ -181,7 +153,7 @@ describe('optimization operations', function () {
       const first = await answered(portfolio, { status: 'INFEASIBLE', is_recommended: false, orders: {}, detail: 'bands' });
       let latest = await world.api('GET', `/portfolios/${portfolio}/optimizations/latest/`);
       assert.deepEqual([latest.status, latest.body.id, latest.body.status], [200, first.id, 'INFEASIBLE']);
-      const second = await requestOf(portfolio);
+      const second = await world.request(portfolio);
       latest = await world.api('GET', `/portfolios/${portfolio}/optimizations/latest/`);
       assert.deepEqual([latest.status, latest.body.id, latest.body.status], [202, second, 'PENDING']);
       await optimizer.answer(await optimizer.take((r) => r.optimization_id === second));
@@ -250,127 +222,6 @@ describe('optimization operations', function () {
       );
       assertProblem(await asOther('GET', `/portfolios/${portfolio}/optimizations/`), 403, 'forbidden');
       assertProblem(await stranger.api('GET', `/portfolios/${portfolio}/optimizations/`), 404, 'not_found');
-    });
-  });
-
-  describe('PATCH /optimizations/{id} (owner choice)', () => {
-    const choose = (api: Api, id: string, owner_choice: string, headers: Record<string, string> = {}) =>
-      api('PATCH', `/optimizations/${id}`, { owner_choice }, headers);
-
-    it('lets the owner ACCEPT an advisory recommendation: executed by the service for paper money, with its event', async () => {
-      const portfolio = await world.portfolio({}, { money_type: 'PAPER_MONEY' }, ADVISORY);
-      const done = await answered(portfolio);
-      assert.deepEqual([done.execution_status, done.owner_choice], [null, null]);
-      await world.events();
-      const res = await choose(asOwner, done.id, 'ACCEPT', { 'If-Match': String(done.version) });
-      assert.equal(res.status, 200, res.text);
-      assert.deepEqual(
-        [res.body.owner_choice, res.body.execution_status, res.body.version, res.body.version_authored_by_user_id],
-        ['ACCEPT', 'PENDING', done.version + 1, world.owner],
-      );
-      assert.equal((await platform.database.db('broker_instructions').where({ optimization_id: done.id, kind: 'ORDERS' })).length, 1);
-      assert.deepEqual(
-        (await world.events()).map((e) => [`${e.subject}.${e.action}`, e.data]),
-        [['optimizations.owner-choice-update', { id: done.id, portfolio_id: portfolio, external_id: null, value: 'ACCEPT' }]],
-      );
-      // Chosen once: a second choice is refused and changes nothing.
-      const again = await choose(world.api, done.id, 'REJECT');
-      assertProblem(again, 409, 'state_conflict');
-      assert.match(again.body.detail, /already chose ACCEPT/);
-      assert.equal((await world.optimization(done.id)).version, done.version + 1);
-    });
-
-    it('lets the machine client choose too; ACCEPT on a portfolio the Client Middleware executes hands nothing over; REJECT closes it', async () => {
-      const portfolio = await world.portfolio({}, {}, ADVISORY);
-      const accepted = await choose(world.api, (await answered(portfolio)).id, 'ACCEPT');
-      assert.equal(accepted.status, 200, accepted.text);
-      assert.deepEqual([accepted.body.owner_choice, accepted.body.execution_status, accepted.body.version_authored_by_user_id], ['ACCEPT', null, null]);
-      const rejected = await choose(asOwner, (await answered(portfolio)).id, 'REJECT');
-      assert.equal(rejected.status, 200, rejected.text);
-      assert.deepEqual([rejected.body.owner_choice, rejected.body.execution_status], ['REJECT', null]);
-      assert.equal((await platform.database.db('broker_instructions').where({ portfolio_id: portfolio })).length, 0);
-    });
-
-    it('REOPTIMIZE keeps the choice and requests a new optimization (reason REOPTIMIZE), with the choice event', async () => {
-      const portfolio = await world.portfolio({}, {}, ADVISORY);
-      const done = await answered(portfolio);
-      await world.events();
-      const res = await choose(asOwner, done.id, 'REOPTIMIZE');
-      assert.equal(res.status, 200, res.text);
-      assert.equal(res.body.owner_choice, 'REOPTIMIZE');
-      const request = await optimizer.take((r) => r.portfolio_id === portfolio);
-      assert.equal(request.reason, 'REOPTIMIZE');
-      assert.notEqual(request.optimization_id, done.id);
-      const latest = await world.api('GET', `/portfolios/${portfolio}/optimizations/latest/`);
-      assert.deepEqual([latest.status, latest.body.id], [202, request.optimization_id]);
-      assert.equal((await world.optimization(done.id)).owner_choice, 'REOPTIMIZE');
-      assert.deepEqual(
-        (await world.events()).map((e) => [`${e.subject}.${e.action}`, e.data.value]),
-        [['optimizations.owner-choice-update', 'REOPTIMIZE']],
-      );
-    });
-
-    it('supersedes an advisory recommendation awaiting the choice: it becomes IGNORED with its event, and no choice can follow', async () => {
-      const portfolio = await world.portfolio({}, {}, ADVISORY);
-      const old = await answered(portfolio);
-      await world.events();
-      const next = await requestOf(portfolio);
-      const ignored = await world.optimization(old.id);
-      assert.deepEqual([ignored.owner_choice, ignored.version, ignored.version_authored_by_user_id], ['IGNORED', old.version + 1, null]);
-      assert.deepEqual(
-        (await world.events()).map((e) => [`${e.subject}.${e.action}`, e.data]),
-        [['optimizations.owner-choice-update', { id: old.id, portfolio_id: portfolio, external_id: null, value: 'IGNORED' }]],
-      );
-      const res = await choose(asOwner, old.id, 'ACCEPT');
-      assertProblem(res, 409, 'state_conflict');
-      assert.match(res.body.detail, /superseded/);
-      assert.equal((await world.optimization(old.id)).version, old.version + 1);
-      assert.equal((await world.optimization(next)).status, 'PENDING');
-    });
-
-    it('refuses with 409 saying why and changes nothing: not SUCCESS, not recommended, discretionary; REOPTIMIZE through a closed gate', async () => {
-      const advisory = await world.portfolio({}, {}, ADVISORY);
-      const infeasible = await answered(advisory, { status: 'INFEASIBLE', is_recommended: false, orders: {}, detail: 'bands' });
-      const unrecommended = await answered(advisory, { is_recommended: false, orders: {} });
-      const pending = await requestOf(advisory);
-      const discretionary = await answered(await world.portfolio());
-      const cooling = await world.portfolio({}, {}, ADVISORY);
-      const cooled = await answered(cooling);
-      assert.equal(
-        (await world.api('PATCH', `/portfolios/${cooling}`, { config: { manager_settings: { optimization_cooldown_end: '2099-01-01T00:00:00.000Z' } } }))
-          .status,
-        200,
-      );
-      const cases: [string, string, RegExp][] = [
-        [infeasible.id, 'ACCEPT', /is INFEASIBLE/],
-        [unrecommended.id, 'ACCEPT', /not recommended/],
-        [pending, 'REJECT', /is PENDING/],
-        [discretionary.id, 'ACCEPT', /ROBO_ADVISOR_DISCRETIONARY/],
-        [cooled.id, 'REOPTIMIZE', /cool-down/],
-      ];
-      for (const [id, choice, why] of cases) {
-        const before = await world.optimization(id);
-        const outbox = await snapshot(before.portfolio_id);
-        const res = await choose(world.api, id, choice);
-        assertProblem(res, 409, 'state_conflict');
-        assert.match(res.body.detail, why);
-        assert.deepEqual(await world.optimization(id), before);
-        assert.deepEqual(await snapshot(before.portfolio_id), outbox);
-      }
-    });
-
-    it('checks If-Match (412), the caller (another customer 403, another tenant 404) and the body (IGNORED is the service’s: 422)', async () => {
-      const portfolio = await world.portfolio({}, {}, ADVISORY);
-      const done = await answered(portfolio);
-      assertProblem(await choose(asOwner, done.id, 'ACCEPT', { 'If-Match': String(done.version - 1) }), 412, 'version_mismatch');
-      assertProblem(await choose(asOther, done.id, 'ACCEPT'), 403, 'forbidden');
-      assertProblem(await choose(stranger.api, done.id, 'ACCEPT'), 404, 'not_found');
-      assertProblem(await choose(world.api, UNKNOWN_O, 'ACCEPT'), 404, 'not_found');
-      assertProblem(await choose(world.api, done.id, 'IGNORED'), 422, 'validation_failed');
-      assertProblem(await world.api('PATCH', `/optimizations/${done.id}`, { owner_choice: 'ACCEPT', status: 'FAILURE' }), 422, 'validation_failed');
-      assert.deepEqual(await world.optimization(done.id), done);
-      const ok = await choose(asOwner, done.id, 'REJECT', { 'If-Match': `"${done.version}"` });
-      assert.equal(ok.status, 200, ok.text);
     });
   });
 });

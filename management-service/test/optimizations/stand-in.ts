@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { AckPolicy, DeliverPolicy, connectNats, ensureStreams, jetstream, jetstreamManager, streams, subjects } from '@platform/shared';
 import type { components } from '@platform/api-types/events';
-import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 export type OptimizerRequest = components['schemas']['OptimizerRequest'];
 export type OptimizerResult = components['schemas']['OptimizerResult'];
+
+/** A well-formed optimization id that no tenant has. */
+export const UNKNOWN_O = 'O01HZ1AGR63S781D0FSA833PT5T';
 
 /** Orders of a recommended SUCCESS, as the optimizer sends them. */
 export const ORDERS = { IE00B4L5Y983: { shares: 3, expected_share_price: 98.42, expected_transaction_cost: 0.15 } };
@@ -118,6 +121,7 @@ export async function optimizationTenant(platform: TestPlatform, options: { brok
   };
   const owner = await created('/users/', build.user({ external_id: `crm-${tenant.tenantId}` }));
   const policy = await created('/policies/', build.policy({ config: { model_portfolio: { IE00B4L5Y983: 0.9 }, cash_buffer: 0.02 } }));
+  const countOf = async (table: string) => (await platform.database.db(table).count('* as n').where({ tenant_id: tenant.tenantId }))[0]!.n;
   let cursor = '';
   const world = {
     tenant,
@@ -155,6 +159,18 @@ export async function optimizationTenant(platform: TestPlatform, options: { brok
     /** The portfolio's optimizations as stored, oldest first. */
     optimizationsOf: async (portfolioId: string) =>
       platform.database.db('entities').select('id', 'version', 'doc').where({ type: 'optimizations', parent_id: portfolioId }).orderBy('id'),
+    /** The operator's request of an optimization of the portfolio (202): the new optimization's id. */
+    request: async (portfolio: string, body: unknown = {}, headers: Record<string, string> = {}) => {
+      const res = await api('POST', `/portfolios/${portfolio}/optimizations/`, body, headers);
+      assert.equal(res.status, 202, res.text);
+      return res.body.id as string;
+    },
+    /** Everything a refusal must leave alone: the portfolio's optimizations, the tenant's outbox and its optimizer requests. */
+    untouched: async (portfolio: string) => ({
+      optimizations: await world.optimizationsOf(portfolio),
+      outbox: await countOf('outbox'),
+      requests: await countOf('optimization_requests'),
+    }),
     optimization: async (id: string) => {
       const res = await api('GET', `/optimizations/${id}`);
       assert.equal(res.status, 200, res.text);
@@ -167,3 +183,30 @@ export async function optimizationTenant(platform: TestPlatform, options: { brok
 
 export type OptimizationTenant = Awaited<ReturnType<typeof optimizationTenant>>;
 export type { Api };
+
+/** An optimization of the portfolio that the stand-in answered (a recommended SUCCESS unless `over` says otherwise), once stored. */
+export async function answeredOptimization(world: OptimizationTenant, optimizer: OptimizerStandIn, portfolio: string, over: Record<string, unknown> = {}) {
+  const id = await world.request(portfolio);
+  await optimizer.answer(await optimizer.take((r) => r.optimization_id === id), over);
+  return eventually(
+    () => world.optimization(id),
+    (o) => o.status !== 'PENDING',
+  );
+}
+
+/**
+ * The platform with the stand-in and the settlement job off (an optimization handed to execution stays waiting for
+ * it), a tenant's world with its owner and another customer as callers, and a second tenant.
+ */
+export async function startOptimizationWorlds() {
+  const { platform, optimizer } = await startOptimizationPlatform({ BROKER_SETTLEMENT: 'false' });
+  const world = await optimizationTenant(platform);
+  const stranger = await optimizationTenant(platform);
+  const asOwner = await userApi(platform, world.api, world.owner);
+  const asOther = await userApi(platform, world.api, await world.created('/users/', { first_name: 'Eve' }));
+  const stop = async () => {
+    await optimizer.stop();
+    await platform.stop();
+  };
+  return { platform, optimizer, world, stranger, asOwner, asOther, stop };
+}

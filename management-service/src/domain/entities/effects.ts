@@ -35,7 +35,7 @@ export type EffectPorts = {
   find: (type: string, id: string) => Promise<{ id: string; doc: Doc } | undefined>;
   /** Writes outbound events to the outbox. */
   emit: (events: OutboundEvent[]) => Promise<void>;
-  /** Asks the optimizer to optimize the changed portfolio (flows/optimization.ts decides whether it may). */
+  /** Asks the optimizer to optimize the changed portfolio (flows/optimization/request.ts decides whether it may). */
   requestOptimization: (reason: OptimizationReason) => Promise<void>;
   /** Asks the optimizer to optimize every robo-advised portfolio that follows the changed policy, each through the gate. */
   requestOptimizationsOfPolicy: (reason: OptimizationReason) => Promise<void>;
