@@ -19,7 +19,7 @@ import { rawRequest } from '@platform/test-support/raw-http';
 import { createApiKey, createTenant } from '../management-service/src/admin/provisioning.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 
 const INSTRUMENTS = Number(process.env.BENCH_INSTRUMENTS ?? 100_000);

@@ -22,8 +22,8 @@ import { stepCount } from '../data-service/src/simulation/grid.ts';
 import { planSimulation, type FuturePerformanceRequest } from '../data-service/src/simulation/request.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
 import { simulationPool, type SimulationPool } from '../data-service/src/workers/simulation-pool.ts';
-import { ensurePythonModule } from '@platform/test-support/os-packages';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { ensurePythonModule } from '@platform/dev-stack/os-packages';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 import { measureFairness } from './lib/simulation-fairness.ts';
 

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, newId, newUlid } from '@platform/shared';
-import { waitFor, freePort } from '@platform/test-support/ports';
+import { waitFor, freePort } from '@platform/dev-stack/ports';
 import { createApiKey } from '../management-service/src/admin/provisioning.ts';
 import { runNightlyIfDue } from '../management-service/src/jobs/optimizer-nightly.ts';
 import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '../data-service/src/optimizer/engine.ts';

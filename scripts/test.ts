@@ -11,10 +11,10 @@ import knex from 'knex';
 import { migrateLatest } from '../management-service/src/store/migrate.ts';
 import { generateSample } from '../data-service/src/sample/generate.ts';
 import { buildReferenceFile } from '../data-service/src/store/reference-files.ts';
-import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
-import { ensureInstalled } from '@platform/test-support/os-packages';
-import { freePort } from '@platform/test-support/ports';
-import { startEmbeddedPostgres, type Postgres } from '@platform/test-support/postgres';
+import { startNatsServer, type NatsServer } from '@platform/dev-stack/nats-server';
+import { ensureInstalled } from '@platform/dev-stack/os-packages';
+import { freePort } from '@platform/dev-stack/ports';
+import { startEmbeddedPostgres, type Postgres } from '@platform/dev-stack/postgres';
 
 const log = (line: string) => console.log(`[test] ${line}`);
 const work = mkdtempSync(join(tmpdir(), 'platform-test-'));
