@@ -195,6 +195,7 @@ try {
       run: 'process',
       output: 'prefixed',
       stopGraceMs: SERVICE_STOP_MS,
+      ownProcessGroups: true,
       management: {
         port: MANAGEMENT_PORT,
         metricsPort: MANAGEMENT_METRICS_PORT,

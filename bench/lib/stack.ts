@@ -79,8 +79,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     resources.add(workDir, (dir) => (keep ? log(`kept ${dir} (logs in ${dir}/logs)`) : rmSync(dir, { recursive: true, force: true })));
     const logDir = join(workDir, 'logs');
     mkdirSync(logDir);
-    // Interrupted (Ctrl-C, a time-out), the run still stops what it started; nats-server, Postgres
-    // and the services run in process groups of their own and would not get the terminal's signal.
+    // Interrupted (Ctrl-C, a time-out), the run still stops what it started; nats-server and
+    // Postgres run in process groups of their own and would not get the terminal's signal.
     const onSignal = (signal: NodeJS.Signals) => {
       log(`${signal}: stopping everything`);
       void resources.closeAll().finally(() => process.exit(130));

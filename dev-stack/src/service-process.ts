@@ -27,6 +27,11 @@ export type ServiceProcessOptions = {
   readyMs?: number;
   /** How long it may take to stop on SIGTERM before it is killed. */
   stopGraceMs?: number;
+  /**
+   * In a process group of its own: a Ctrl-C meant for the caller does not reach it, and the caller
+   * stops the services in order (`npm start`). Otherwise the terminal's signal ends it with the caller.
+   */
+  ownProcessGroup?: boolean;
   /** Called when the process ends on its own (not by stop() or kill()), with how it ended. */
   onExit?: (exit: Exit) => void;
   log: (line: string) => void;
@@ -81,9 +86,7 @@ function spawnService(options: ServiceProcessOptions): ChildProcess {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(options.port), ...options.env },
     stdio: [...stdio],
-    // In a process group of its own: a Ctrl-C meant for the caller does not stop it before the
-    // caller stops the services in order.
-    detached: true,
+    detached: options.ownProcessGroup ?? false,
   });
   if (logFile !== undefined) closeSync(logFile);
   if (output === 'prefixed') {
@@ -100,7 +103,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   let exited: Promise<Exit>;
   // Set while this side ends the process on purpose: no onExit for that.
   let ending = false;
-  // Whatever way this process ends, the service (in a process group of its own) does not outlive it.
+  // Whatever way this process ends (but a signal it does not handle), the service does not outlive it.
   const onExit = () => void (isRunning(child) && child.kill('SIGTERM'));
   const launch = async () => {
     ending = false;

@@ -34,7 +34,7 @@ export type StackOptions = {
   nats?: { url: string; serviceUrls?: { management: string; data: string } } | { own: Omit<NatsServerOptions, 'log'> };
   /** The management service's token signing key (PKCS #8 PEM); a new one by default. */
   signingKey?: string;
-  /** Postgres or nats-server started here ended on its own (nothing works without them). */
+  /** Postgres or nats-server started here ended (nothing works without them); also called when the stack stops them, which the caller knows. */
   onComponentExit?: (component: 'postgres' | 'nats', exit: Exit) => void;
   /** Runs once the database is migrated and NATS runs, before any service starts. */
   prepare?: (stack: { db: Knex; databaseUrl: string; nats?: NatsServer }) => Promise<void>;
@@ -43,6 +43,8 @@ export type StackOptions = {
         run: 'process';
         output?: ServiceOutput;
         stopGraceMs?: number;
+        /** Each service in a process group of its own, for a caller that handles Ctrl-C and stops them in order. */
+        ownProcessGroups?: boolean;
         /** `replicas` processes on the same database and NATS; `metricsPort` is the first one's (the others: none). */
         management?: ProcessChoice & { replicas?: number; metricsPort?: number };
         data?: ProcessChoice;
@@ -154,7 +156,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const inProcess: Stack['inProcess'] = {};
     const services = options.services;
     if (services?.run === 'process') {
-      const common = { log, output: services.output, stopGraceMs: services.stopGraceMs };
+      const common = { log, output: services.output, stopGraceMs: services.stopGraceMs, ownProcessGroup: services.ownProcessGroups };
       const management = services.management;
       for (let replica = 0; management && replica < (management.replicas ?? 1); replica++) {
         const metricsPort = replica === 0 && management.metricsPort !== undefined ? String(management.metricsPort) : '0';
