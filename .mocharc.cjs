@@ -7,6 +7,7 @@ module.exports = {
   extension: ['ts'],
   spec: files ?? [
     'shared/test/**/*.test.ts',
+    'dev-stack/test/**/*.test.ts',
     'clients/test/**/*.test.ts',
     'console/test/**/*.test.ts',
     'management-service/test/**/*.test.ts',

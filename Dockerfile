@@ -21,6 +21,7 @@ COPY clients/package.json clients/
 COPY management-service/package.json management-service/
 COPY data-service/package.json data-service/
 COPY e2e/package.json e2e/
+COPY dev-stack/package.json dev-stack/
 COPY test-support/package.json test-support/
 COPY console/package.json console/
 COPY bench/package.json bench/

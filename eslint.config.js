@@ -39,20 +39,6 @@ export default tseslint.config(
     },
   },
   {
-    // Still reach the services by relative path until they start the platform through the
-    // development stack package; remove this block with that change.
-    files: [
-      'scripts/start.ts',
-      'test-support/src/platform.ts',
-      'test-support/src/nats-server.ts',
-      'test-support/src/own-postgres.ts',
-      'bench/lib/harness.ts',
-      'bench/lib/stack.ts',
-      'bench/lib/middleware.ts',
-    ],
-    rules: { 'import-x/no-relative-packages': 'off' },
-  },
-  {
     // Tests read answers of any shape, as a client that knows no types would.
     files: ['**/test/**/*.ts', 'test-support/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -17,7 +17,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
 import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import {
   FACTORS,
   FIELDS,

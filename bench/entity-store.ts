@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { newId } from '@platform/shared';
-import { freePort } from '@platform/test-support/ports';
+import { freePort } from '@platform/dev-stack/ports';
 import { cpuPerOperation, cpuSeconds } from './lib/cpu.ts';
 import { closedLoop, median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
 

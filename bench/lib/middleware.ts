@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { TokenSession, backoffDelay, createDataClient, createManagementClient } from '@platform/client';
 import type { Knex } from 'knex';
-import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '../../management-service/src/admin/provisioning.ts';
+import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
 import type { Attempt, Recorder } from './open-loop.ts';
 
 /** The operations, their share of the mix (in %) and what each sends. */

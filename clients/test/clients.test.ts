@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
-import { setTenantRateLimits } from '@platform/test-support/tenants';
+import { setTenantRateLimits } from '@platform/dev-stack/tenants';
 import { ApiProblem, TokenSession, createDataClient, createManagementClient, isProblem, type ClientEvent } from '../src/index.ts';
 
 describe('client package against the real services', function () {

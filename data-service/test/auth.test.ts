@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { createApiKey } from '@platform/test-support/tenants';
-import { revokeApiKey } from '@platform/test-support/tenants';
-import { waitFor } from '@platform/test-support/ports';
+import { createApiKey } from '@platform/dev-stack/tenants';
+import { revokeApiKey } from '@platform/dev-stack/tenants';
+import { waitFor } from '@platform/dev-stack/ports';
 import { call, assertProblem } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 

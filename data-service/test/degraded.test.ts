@@ -4,7 +4,7 @@ import { createLogger, newUlid } from '@platform/shared';
 import { testNatsUrl, testWorkDir } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startOwnPostgres, type OwnPostgres } from '@platform/test-support/own-postgres';
-import { createApiKey, createTenant, revokeApiKey } from '@platform/test-support/tenants';
+import { createApiKey, createTenant, revokeApiKey } from '@platform/dev-stack/tenants';
 import pg from 'pg';
 import { loadDataConfig } from '../src/config.ts';
 import { Outage } from '../src/domain/outage.ts';

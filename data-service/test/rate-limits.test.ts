@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createLogger, newUlid } from '@platform/shared';
-import { createApiKey, setTenantRateLimits } from '@platform/test-support/tenants';
+import { createApiKey, setTenantRateLimits } from '@platform/dev-stack/tenants';
 import { testWorkDir } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createLogger, newUlid } from '@platform/shared';
-import { freePort } from '@platform/test-support/ports';
+import { freePort } from '@platform/dev-stack/ports';
 import { testNatsUrl, testWorkDir } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startOwnPostgres, type OwnPostgres } from '@platform/test-support/own-postgres';
-import { createApiKey, createTenant } from '@platform/test-support/tenants';
+import { createApiKey, createTenant } from '@platform/dev-stack/tenants';
 import { loadDataConfig } from '../src/config.ts';
 import { startDataService, type RunningService } from '../src/service.ts';
 

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createLogger } from '@platform/shared';
-import { createTenant } from '@platform/test-support/tenants';
+import { createTenant } from '@platform/dev-stack/tenants';
 import { createTestDatabase, testWorkDir } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import type { TestTenant } from '@platform/test-support/platform';

@@ -16,7 +16,7 @@ function exitWith(module: string, code?: number): { status: number | null; stder
 describe('scripts that start Postgres keep their exit code', function () {
   this.timeout(60_000);
 
-  for (const module of ['@platform/test-support/postgres', './bench/lib/harness.ts']) {
+  for (const module of ['@platform/dev-stack/postgres', './bench/lib/harness.ts']) {
     it(`a script that loads ${module} exits with the code it set, and with 0 when it set none`, () => {
       assert.deepEqual(exitWith(module, 3), { status: 3, stderr: '' });
       assert.deepEqual(exitWith(module), { status: 0, stderr: '' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { createTestDatabase, testNatsUrl, type TestDatabase } from '@platform/test-support/database';
 import { testSigningKey } from '@platform/test-support/platform';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { startSupervisor, type RunningSupervisor } from '@platform/test-support/supervisor';
+import { startSupervisor, type RunningSupervisor } from '@platform/dev-stack/supervisor';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, portAnswers, waitFor } from '@platform/test-support/ports';
-import { passwordAccepted, postgresSystemUser, startEmbeddedPostgres } from '@platform/test-support/postgres';
-import { exitOf, type Exit } from '@platform/test-support/processes';
-import { childrenOf, processesOf } from '@platform/test-support/process-list';
+import { freePort, portAnswers, waitFor } from '@platform/dev-stack/ports';
+import { passwordAccepted, postgresSystemUser, startEmbeddedPostgres } from '@platform/dev-stack/postgres';
+import { exitOf, type Exit } from '@platform/dev-stack/processes';
+import { childrenOf, processesOf } from '@platform/dev-stack/process-list';
 import { connectNats } from '@platform/shared';
 import { dataClient, managementClient } from '../src/clients.ts';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { startSupervisor } from '@platform/test-support/supervisor';
+import { startSupervisor } from '@platform/dev-stack/supervisor';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureInstalled } from '@platform/test-support/os-packages';
-import { freePort } from '@platform/test-support/ports';
-import { exitOf } from '@platform/test-support/processes';
-import { processesOf } from '@platform/test-support/process-list';
+import { ensureInstalled } from '@platform/dev-stack/os-packages';
+import { freePort } from '@platform/dev-stack/ports';
+import { exitOf } from '@platform/dev-stack/processes';
+import { processesOf } from '@platform/dev-stack/process-list';
 
 /** The README's sections whose bash blocks run as one script, in this order, in one shell. */
 const SECTIONS = ['## A walk through with curl', '## Suitability assessments'];

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { newUlid } from '@platform/shared';
 import { createTestDatabase, startOwnNats, testWorkDir, type TestDatabase } from '@platform/test-support/database';
 import { testSigningKey } from '@platform/test-support/platform';
-import { freePort, waitFor } from '@platform/test-support/ports';
-import { stopProcess } from '@platform/test-support/processes';
-import type { NatsServer } from '@platform/test-support/nats-server';
-import { createAccessKey, createApiKey, createTenant } from '@platform/test-support/tenants';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
+import { stopProcess } from '@platform/dev-stack/processes';
+import type { NatsServer } from '@platform/dev-stack/nats-server';
+import { createAccessKey, createApiKey, createTenant } from '@platform/dev-stack/tenants';
 
 // Both services as processes of their own, killed with SIGKILL while thirty paper portfolios are
 // optimized and executed: the data service holding requests it took, the management service holding

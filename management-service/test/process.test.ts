@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { createTestDatabase, testNatsUrl, type TestDatabase } from '@platform/test-support/database';
 import { testSigningKey } from '@platform/test-support/platform';
 import { createAccessKey, createTenant } from '../src/admin/provisioning.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createLogger } from '@platform/shared';
-import { freePort } from '@platform/test-support/ports';
+import { freePort } from '@platform/dev-stack/ports';
 import { testNatsUrl } from '@platform/test-support/database';
 import { build } from '@platform/test-support/fixtures';
 import { assertProblem, call } from '@platform/test-support/http';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import knex from 'knex';
 import pg from 'pg';
-import { freePort } from '@platform/test-support/ports';
+import { freePort } from '@platform/dev-stack/ports';
 import { createTestDatabase, type TestDatabase } from '@platform/test-support/database';
 import { isUnavailable, unavailableProblem } from '../src/unavailable.ts';
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import { newUlid } from '@platform/shared';
-import { startNatsServer, type NatsServer } from './nats-server.ts';
-import { freePort } from './ports.ts';
+import { startNatsServer, type NatsServer } from '@platform/dev-stack/nats-server';
+import { freePort } from '@platform/dev-stack/ports';
 
 export type TestDatabase = { url: string; db: Knex; drop: () => Promise<void> };
 

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import knex, { type Knex } from 'knex';
+import { type Knex } from 'knex';
 import { newUlid } from '@platform/shared';
-import { migrateLatest } from '../../management-service/src/store/migrate.ts';
-import { freePort } from './ports.ts';
-import { startEmbeddedPostgres } from './postgres.ts';
+import { freePort } from '@platform/dev-stack/ports';
+import { startStack } from '@platform/dev-stack/stack';
 import { testWorkDir } from './database.ts';
 
 export type OwnPostgres = { url: string; port: number; db: Knex; stop: () => Promise<void> };
@@ -14,26 +13,12 @@ export type OwnPostgres = { url: string; port: number; db: Knex; stop: () => Pro
  */
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   const port = await freePort();
-  const server = await startEmbeddedPostgres({ dir: join(testWorkDir(), `pg-${newUlid().toLowerCase()}`), port, persistent: false, log: () => undefined });
-  const url = server.url('postgres');
-  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 2 } });
-  try {
-    await migrateLatest(db);
-  } catch (error) {
-    await db.destroy();
-    await server.stop();
-    throw error;
-  }
-  let stopped = false;
-  return {
-    url,
-    port,
-    db,
-    stop: async () => {
-      if (stopped) return;
-      stopped = true;
-      await db.destroy();
-      await server.stop();
-    },
-  };
+  const dir = join(testWorkDir(), `pg-${newUlid().toLowerCase()}`);
+  const stack = await startStack({
+    log: () => undefined,
+    postgres: { embedded: { dir, port, persistent: false } },
+    migrate: true,
+    poolMax: 2,
+  });
+  return { url: stack.databaseUrl, port, db: stack.db, stop: stack.stop };
 }

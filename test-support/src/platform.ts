@@ -1,16 +1,15 @@
 import { join } from 'node:path';
-import { exportPKCS8, generateKeyPair } from 'jose';
 import { Resources, createLogger, newUlid, type Logger, type SpanExporter } from '@platform/shared';
-import { loadManagementConfig } from '../../management-service/src/config.ts';
-import { startManagementService } from '../../management-service/src/service.ts';
-import { createAccessKey, createApiKey, createTenant } from '../../management-service/src/admin/provisioning.ts';
-import { loadDataConfig } from '../../data-service/src/config.ts';
-import { startDataService, type DataService } from '../../data-service/src/service.ts';
+import type { DataService } from '@platform/data-service/service';
+import type { NatsServer } from '@platform/dev-stack/nats-server';
+import { freePort } from '@platform/dev-stack/ports';
+import { startStack } from '@platform/dev-stack/stack';
+import { createTenantWithKeys, type TenantCredentials } from '@platform/dev-stack/tenants';
 import { createTestDatabase, startOwnNats, testNatsUrl, testServiceNatsUrls, testWorkDir, type TestDatabase } from './database.ts';
-import type { NatsServer } from './nats-server.ts';
-import { freePort } from './ports.ts';
 
-export type TestTenant = { tenantId: string; accessKeyId: string; secret: string; apiKey: string };
+export { newSigningKey as testSigningKey } from '@platform/dev-stack/signing-key';
+
+export type TestTenant = TenantCredentials;
 
 export type TestPlatform = {
   database: TestDatabase;
@@ -28,11 +27,6 @@ export type TestPlatform = {
   tenant: (id?: string, options?: { brokerIntegration?: 'CLIENT' | 'SERVICE' }) => Promise<TestTenant>;
   stop: () => Promise<void>;
 };
-
-export async function testSigningKey(): Promise<string> {
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  return exportPKCS8(privateKey);
-}
 
 /**
  * Both services in this process on free ports, against a fresh database cloned from the template
@@ -58,54 +52,45 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     const database = resources.add(await createTestDatabase(), (d) => d.drop());
     const ownNats = options.ownNats ? resources.add(await startOwnNats(), (n) => n.stop()) : undefined;
     const natsUrl = ownNats?.url ?? testNatsUrl();
-    // Each service logs in as itself, with only its permissions (docs/adr/0026-bus-authorization.md).
-    const serviceUrls = ownNats?.serviceUrls ?? testServiceNatsUrls();
-    const logger = options.logger ?? createLogger('test', process.env.LOG_LEVEL ?? 'error');
     // On the run's shared NATS server the optimizer stays off unless a test turns it on: its
     // durable consumer would answer other tests' requests, and its results land while they run.
-    const common = {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_URL: database.url,
-      NATS_URL: natsUrl,
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
-      METRICS_PORT: '0',
-      ...(options.ownNats ? {} : { OPTIMIZER: 'false' }),
-    };
+    const optimizer: Record<string, string> = options.ownNats ? {} : { OPTIMIZER: 'false' };
     // The console's page and the data service must know each other's address before either starts.
-    const ports = options.console ? { management: String(await freePort()), data: String(await freePort()) } : undefined;
-    const consoleEnv = ports
+    const ports = options.console ? { management: await freePort(), data: await freePort() } : undefined;
+    const consoleEnv: { management: Record<string, string>; data: Record<string, string> } = ports
       ? {
-          management: { PORT: ports.management, CONSOLE_DATA_SERVICE_URL: `http://127.0.0.1:${ports.data}` },
-          data: { PORT: ports.data, CORS_ALLOWED_ORIGINS: `http://127.0.0.1:${ports.management}` },
+          management: { CONSOLE_DATA_SERVICE_URL: `http://127.0.0.1:${ports.data}` },
+          data: { CORS_ALLOWED_ORIGINS: `http://127.0.0.1:${ports.management}` },
         }
       : { management: {}, data: {} };
-    const management = resources.add(
-      await startManagementService(
-        loadManagementConfig({
-          ...common,
-          NATS_URL: serviceUrls.management,
-          JWT_PRIVATE_KEY: await testSigningKey(),
-          MIGRATE_ON_START: 'false',
-          ...consoleEnv.management,
-          ...env,
-        }),
-        logger,
-        { spanExporter: options.spanExporter },
-      ),
-      (m) => m.stop(),
-    );
-    // Every test platform reads the one sample reference file `npm test` generated, unless a test
-    // names a directory of its own.
-    const dataConfig = loadDataConfig({
-      ...common,
-      NATS_URL: serviceUrls.data,
-      DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`),
-      REFERENCE_DIR: join(testWorkDir(), 'reference'),
-      ...consoleEnv.data,
-      ...env,
+    // The database is a clone of the migrated template; each service logs in to NATS as itself,
+    // with only its permissions (docs/adr/0026-bus-authorization.md).
+    const stack = await startStack({
+      log: () => undefined,
+      resources,
+      postgres: { url: database.url },
+      nats: { url: natsUrl, serviceUrls: ownNats?.serviceUrls ?? testServiceNatsUrls() },
+      services: {
+        run: 'in-process',
+        logger: options.logger ?? createLogger('test', process.env.LOG_LEVEL ?? 'error'),
+        spanExporter: options.spanExporter,
+        management: { port: ports?.management, env: { ...optimizer, ...consoleEnv.management, ...env } },
+        // Every test platform reads the one sample reference file `npm test` generated, unless a
+        // test names a directory of its own.
+        data: {
+          port: ports?.data,
+          env: {
+            ...optimizer,
+            DUCKDB_PATH: join(testWorkDir(), `data-${newUlid()}.duckdb`),
+            REFERENCE_DIR: join(testWorkDir(), 'reference'),
+            ...consoleEnv.data,
+            ...env,
+          },
+        },
+      },
     });
-    const data = resources.add(await startDataService(dataConfig, logger, { spanExporter: options.spanExporter }), (d) => d.stop());
+    const management = stack.inProcess.management!;
+    const data = stack.inProcess.data!;
     return {
       database,
       managementUrl: management.url,
@@ -114,12 +99,7 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
       natsServer: ownNats,
       dataService: data,
       metricsUrls: { management: management.metricsUrl, data: data.metricsUrl },
-      tenant: async (id = `t-${newUlid().toLowerCase()}`, options = {}) => {
-        await createTenant(database.db, { id, brokerIntegration: options.brokerIntegration });
-        const access = await createAccessKey(database.db, id);
-        const api = await createApiKey(database.db, id);
-        return { tenantId: id, accessKeyId: access.access_key_id, secret: access.secret_access_key, apiKey: api.api_key };
-      },
+      tenant: (id, options) => createTenantWithKeys(database.db, id, options),
       stop: () => resources.closeAll(),
     };
   });

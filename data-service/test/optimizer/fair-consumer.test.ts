@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeliverPolicy, connectNats, createLogger, ensureStreams, jetstream, newId, newUlid, streams, subjects, type NatsConnection } from '@platform/shared';
 import { startOwnNats } from '@platform/test-support/database';
-import type { NatsServer } from '@platform/test-support/nats-server';
+import type { NatsServer } from '@platform/dev-stack/nats-server';
 import { startOptimizerConsumer, tenantDurable } from '../../src/optimizer/consumer.ts';
 import { loadOptimizer, type OptimizerRequest, type OptimizerResult } from '../../src/optimizer/engine.ts';
 import { OptimizerClosed, type OptimizerScheduler } from '../../src/optimizer/solving.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { createAccessKey } from '../../src/admin/provisioning.ts';
 import { revokeAccessKey } from '../../src/store/credentials.ts';
-import { waitFor } from '@platform/test-support/ports';
+import { waitFor } from '@platform/dev-stack/ports';
 import { build, machineApi, userApi, withToken } from '@platform/test-support/fixtures';
 import { assertProblem, call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import amqp from 'amqplib';
-import { startRabbitMQ, type RabbitMQ } from '@platform/test-support/rabbitmq';
-import { freePortRun, waitFor } from '@platform/test-support/ports';
+import { startRabbitMQ, type RabbitMQ } from '@platform/dev-stack/rabbitmq';
+import { freePortRun, waitFor } from '@platform/dev-stack/ports';
 import { build, machineApi } from '@platform/test-support/fixtures';
 import { testWorkDir } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';

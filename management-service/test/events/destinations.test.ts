@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { startMosquitto, type Mosquitto } from '@platform/test-support/mosquitto';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { startMosquitto, type Mosquitto } from '@platform/dev-stack/mosquitto';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { build, machineApi } from '@platform/test-support/fixtures';
 import { testWorkDir } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';

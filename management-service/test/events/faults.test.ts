@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { connectNats, jetstreamManager, streams, subjects } from '@platform/shared';
-import { startNatsServer, type NatsServer } from '@platform/test-support/nats-server';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { startNatsServer, type NatsServer } from '@platform/dev-stack/nats-server';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { build, machineApi } from '@platform/test-support/fixtures';
 import { testWorkDir } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';

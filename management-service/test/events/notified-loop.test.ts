@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createLogger } from '@platform/shared';
-import { waitFor } from '@platform/test-support/ports';
+import { waitFor } from '@platform/dev-stack/ports';
 import { createTestDatabase, type TestDatabase } from '@platform/test-support/database';
 import { startNotifiedLoop } from '../../src/jobs/notified-loop.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connectNats, jetstreamManager, streams, subjects } from '@platform/shared';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { createTestDatabase, testNatsUrl, type TestDatabase } from '@platform/test-support/database';
 import { testSigningKey } from '@platform/test-support/platform';
 import { createTenant } from '../../src/admin/provisioning.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { connectNats, createLogger, ensureStreams, jetstream, streams, subjects, type NatsConnection } from '@platform/shared';
-import { waitFor } from '@platform/test-support/ports';
+import { waitFor } from '@platform/dev-stack/ports';
 import { createTestDatabase, testNatsUrl, type TestDatabase } from '@platform/test-support/database';
 import { createTenant } from '../../src/admin/provisioning.ts';
 import { envelope } from '../../src/domain/events.ts';

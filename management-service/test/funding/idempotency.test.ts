@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { freePort, waitFor } from '@platform/test-support/ports';
+import { freePort, waitFor } from '@platform/dev-stack/ports';
 import { testNatsUrl } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { build, machineApi, type Api } from '@platform/test-support/fixtures';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { waitFor } from '@platform/test-support/ports';
+import { waitFor } from '@platform/dev-stack/ports';
 import { eventsSettled } from '@platform/test-support/database';
 import { assertProblem } from '@platform/test-support/http';
 import { build, machineApi } from '@platform/test-support/fixtures';
