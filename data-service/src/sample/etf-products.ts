@@ -1,5 +1,6 @@
 // The ETF products of the sample universe with their risk-factor loadings: annualised volatilities
-// contributed by each factor.
+// contributed by each factor. A table of data: its rows share one shape on purpose (a duplicate
+// finder pairs runs of them), each row one product.
 import type { REGIONS } from './catalogue.ts';
 
 export type EtfProduct = {

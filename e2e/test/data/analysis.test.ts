@@ -4,27 +4,11 @@ import { UNIVERSES, searchOrder, sorted, openSampleData, type SearchRequest, typ
 
 describe('data interface through the generated client: X-Ray, smart search, inspirations and simulations', function () {
   this.timeout(60_000);
-  let platform: SampleData['platform'];
-  let shapes: SampleData['shapes'];
-  let client: SampleData['client'];
-  let factors: SampleData['factors'];
-  let global: SampleData['global'];
-  let universes: SampleData['universes'];
-  let newClient: SampleData['newClient'];
-  let xray: SampleData['xray'];
-  let search: SampleData['search'];
+  // Set once the platform has started (before); `{} as SampleData` only gives them their types.
+  let { platform, shapes, client, factors, global, universes, newClient, xray, search } = {} as SampleData;
 
   before(async () => {
-    const data = await openSampleData();
-    platform = data.platform;
-    shapes = data.shapes;
-    client = data.client;
-    factors = data.factors;
-    global = data.global;
-    universes = data.universes;
-    newClient = data.newClient;
-    xray = data.xray;
-    search = data.search;
+    ({ platform, shapes, client, factors, global, universes, newClient, xray, search } = await openSampleData());
   });
   after(() => platform?.stop());
 

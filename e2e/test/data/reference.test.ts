@@ -6,27 +6,11 @@ import { ARROW_TYPES, UNIVERSES, UNKNOWN_ISIN, jsonOf, sorted, openSampleData, t
 
 describe('data interface through the generated client: reference data and custom values', function () {
   this.timeout(60_000);
-  let platform: SampleData['platform'];
-  let shapes: SampleData['shapes'];
-  let client: SampleData['client'];
-  let fields: SampleData['fields'];
-  let global: SampleData['global'];
-  let universes: SampleData['universes'];
-  let picks: SampleData['picks'];
-  let newClient: SampleData['newClient'];
-  let reference: SampleData['reference'];
+  // Set once the platform has started (before); `{} as SampleData` only gives them their types.
+  let { platform, shapes, client, fields, global, universes, picks, newClient, reference } = {} as SampleData;
 
   before(async () => {
-    const data = await openSampleData();
-    platform = data.platform;
-    shapes = data.shapes;
-    client = data.client;
-    fields = data.fields;
-    global = data.global;
-    universes = data.universes;
-    picks = data.picks;
-    newClient = data.newClient;
-    reference = data.reference;
+    ({ platform, shapes, client, fields, global, universes, picks, newClient, reference } = await openSampleData());
   });
   after(() => platform?.stop());
 

@@ -3,21 +3,11 @@ import { openSampleData, type SampleData } from './sample-data.ts';
 
 describe('data interface through the generated client: what it refuses', function () {
   this.timeout(60_000);
-  let platform: SampleData['platform'];
-  let shapes: SampleData['shapes'];
-  let client: SampleData['client'];
-  let fields: SampleData['fields'];
-  let picks: SampleData['picks'];
-  let newClient: SampleData['newClient'];
+  // Set once the platform has started (before); `{} as SampleData` only gives them their types.
+  let { platform, shapes, client, fields, picks, newClient } = {} as SampleData;
 
   before(async () => {
-    const data = await openSampleData();
-    platform = data.platform;
-    shapes = data.shapes;
-    client = data.client;
-    fields = data.fields;
-    picks = data.picks;
-    newClient = data.newClient;
+    ({ platform, shapes, client, fields, picks, newClient } = await openSampleData());
   });
   after(() => platform?.stop());
 
