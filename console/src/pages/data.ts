@@ -1,10 +1,14 @@
+import type { components } from '@platform/api-types/data';
 import { cellText, dataTable, empty, formatNumber, h, loading, problemView, replace, svg } from '../dom.ts';
 import { fanChart, type FanInput } from '../lib/fan-chart.ts';
 import type { Page, PageContext } from '../page.ts';
 
+type Schemas = components['schemas'];
+type Factor = keyof Schemas['XrayScores'];
+
 const REFERENCE_FIELDS = ['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE', 'PRICE_DATE', 'TER', 'REGION', 'SECTOR'];
 const DEFAULT_FIELDS = new Set(['NAME', 'ASSET_CLASS', 'CURRENCY', 'PRICE']);
-const FACTORS = [
+const FACTORS: Factor[] = [
   'VALUE_STARS',
   'GROWTH_STARS',
   'MOMENTUM_STARS',
@@ -37,7 +41,7 @@ export const dataPage: Page = (ctx) => {
 const field = (id: string, label: string, control: HTMLElement, hint?: string) =>
   h('div', { class: 'field' }, h('label', { for: id }, label), control, hint ? h('p', { class: 'hint', id: `${id}-hint` }, hint) : null);
 
-const checkboxes = (legend: string, name: string, values: string[], checked: (v: string) => boolean) =>
+const checkboxes = <V extends string>(legend: string, name: string, values: V[], checked: (v: V) => boolean) =>
   h(
     'fieldset',
     { class: 'checks' },
@@ -79,7 +83,7 @@ function referenceSection(ctx: PageContext): HTMLElement {
   fill.addEventListener('click', () => {
     replace(area, loading(`the universe ${universe.value}`));
     ctx.session
-      .data<{ data: Record<string, unknown> }>(
+      .data<Schemas['ReferenceDataResponse']>(
         'GET',
         `/data/reference/universe/?universe_name=${encodeURIComponent(universe.value.trim())}&fields=NAME`,
         undefined,
@@ -103,7 +107,7 @@ function referenceSection(ctx: PageContext): HTMLElement {
     ];
     const fields = checkedValues(form, 'reference-field');
     if (ids.length === 0) return replace(area, empty('Enter at least one ISIN.'));
-    const answer = await ctx.session.data<{ data: Record<string, Record<string, unknown>> }>(
+    const answer = await ctx.session.data<Schemas['ReferenceDataResponse']>(
       'POST',
       '/data/reference/query/',
       { instrument_ids: ids, fields, fields_extra: [] },
@@ -180,12 +184,7 @@ function performanceSection(ctx: PageContext): HTMLElement {
       seed: 42,
       asset_class_correlations: { EQUITY: { FIXED_INCOME: 0.2 } },
     };
-    const answer = await ctx.session.data<{ data: { value: FanInput['value']; deposits: { deposits: FanInput['deposits'] } } }>(
-      'POST',
-      '/performance/future/',
-      request,
-      ctx.signal,
-    );
+    const answer = await ctx.session.data<Schemas['FuturePerformanceResponse']>('POST', '/performance/future/', request, ctx.signal);
     replace(area, fanFigure({ value: answer.data.value, deposits: answer.data.deposits.deposits }, equity));
   });
   return h(
@@ -266,7 +265,7 @@ function fanFigure(input: FanInput, equity: number): HTMLElement {
   );
 }
 
-const stars = (n: unknown) =>
+const stars = (n: Schemas['Stars'] | undefined) =>
   typeof n === 'number'
     ? h('span', { class: 'stars', 'aria-label': `${n} of 5 stars` }, '★'.repeat(n) + '☆'.repeat(Math.max(0, 5 - n)))
     : h('span', { class: 'muted' }, 'none');
@@ -282,16 +281,13 @@ function xraySection(ctx: PageContext): HTMLElement {
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Show X-Ray stars')),
   );
   onSubmit(form, area, 'X-Ray stars', async () => {
-    const factors = checkedValues(form, 'factor');
+    // Taken from FACTORS, in its order (the boxes' order), so each one is a key of the scores.
+    const checked = new Set(checkedValues(form, 'factor'));
+    const factors = FACTORS.filter((f) => checked.has(f));
     if (factors.length === 0) return replace(area, empty('Pick at least one factor.'));
     const query = new URLSearchParams({ universe_name: universe.value.trim() });
     for (const f of factors) query.append('fields', f);
-    const answer = await ctx.session.data<{ data: Record<string, Record<string, unknown>> }[]>(
-      'GET',
-      `/xray/universe/?${query.toString()}`,
-      undefined,
-      ctx.signal,
-    );
+    const answer = await ctx.session.data<Schemas['XrayUniverseResponse']>('GET', `/xray/universe/?${query.toString()}`, undefined, ctx.signal);
     const rows = Object.entries(answer[0]?.data ?? {}).sort(([a], [b]) => a.localeCompare(b));
     if (rows.length === 0) return replace(area, empty('The universe has no instruments.'));
     replace(

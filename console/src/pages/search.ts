@@ -1,3 +1,4 @@
+import type { components } from '@platform/api-types/management';
 import { ApiProblem } from '@platform/client';
 import { cellText, dataTable, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { COLLECTIONS, collectionByKey, entityPath, valueAt, type Collection } from '../lib/collections.ts';
@@ -6,8 +7,21 @@ import { href } from '../lib/route.ts';
 import type { Page, PageContext } from '../page.ts';
 
 const PAGE_SIZE = 20;
-type Entity = Record<string, unknown> & { id: string };
-type EntityPage = { count: number; offset: number; next: string | null; results: Entity[] };
+type Schemas = components['schemas'];
+/**
+ * A page of any collection of COLLECTIONS. The contract's common `PageLinks` has no `results`, so
+ * the page is the union of the collections' own page schemas.
+ */
+type EntityPage =
+  | Schemas['PortfolioPage']
+  | Schemas['UserPage']
+  | Schemas['PolicyPage']
+  | Schemas['GoalPage']
+  | Schemas['HorizonPage']
+  | Schemas['RiskProfilePage']
+  | Schemas['InstrumentGroupPage']
+  | Schemas['SuitabilityProfilePage']
+  | Schemas['QuestionnairePage'];
 
 const EXAMPLES: Record<string, string> = {
   portfolios: "status eq 'ACTIVE' and name eq 'Pens*' orderby version_datetime desc",
