@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertProblem } from '@platform/test-support/http';
 import type { Api } from '@platform/test-support/fixtures';
-import type { TestPlatform } from '@platform/test-support/platform';
-import { answeredOptimization, UNKNOWN_O, startOptimizationWorlds, type OptimizationTenant, type OptimizerStandIn } from './stand-in.ts';
+import { answeredOptimization, UNKNOWN_O, startOptimizationWorlds, type OptimizationWorlds } from './stand-in.ts';
 
 const ADVISORY = 'ROBO_ADVISOR_ADVISORY';
 
@@ -13,13 +12,8 @@ const ADVISORY = 'ROBO_ADVISOR_ADVISORY';
  */
 describe('optimization owner choice', function () {
   this.timeout(120_000);
-  let platform: TestPlatform;
-  let optimizer: OptimizerStandIn;
-  let world: OptimizationTenant;
-  let stranger: OptimizationTenant;
-  let asOwner: Api;
-  let asOther: Api;
-  let stop: (() => Promise<void>) | undefined;
+  // Set once the worlds have started (before); the cast only gives them their types.
+  let { platform, optimizer, world, stranger, asOwner, asOther, stop } = {} as OptimizationWorlds;
 
   before(async () => {
     ({ platform, optimizer, world, stranger, asOwner, asOther, stop } = await startOptimizationWorlds());

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertProblem } from '@platform/test-support/http';
 import type { Api } from '@platform/test-support/fixtures';
-import type { TestPlatform } from '@platform/test-support/platform';
-import { ORDERS, answeredOptimization, eventually, UNKNOWN_O, startOptimizationWorlds, type OptimizationTenant, type OptimizerStandIn } from './stand-in.ts';
+import { ORDERS, answeredOptimization, eventually, UNKNOWN_O, startOptimizationWorlds, type OptimizationWorlds } from './stand-in.ts';
 
 /**
  * The operator's request and the reads of optimizations (contracts/management.openapi.yaml) over HTTP
@@ -10,13 +9,8 @@ import { ORDERS, answeredOptimization, eventually, UNKNOWN_O, startOptimizationW
  */
 describe('optimization operations', function () {
   this.timeout(120_000);
-  let platform: TestPlatform;
-  let optimizer: OptimizerStandIn;
-  let world: OptimizationTenant;
-  let stranger: OptimizationTenant;
-  let asOwner: Api;
-  let asOther: Api;
-  let stop: (() => Promise<void>) | undefined;
+  // Set once the worlds have started (before); the cast only gives them their types.
+  let { platform, optimizer, world, stranger, asOwner, asOther, stop } = {} as OptimizationWorlds;
 
   before(async () => {
     ({ platform, optimizer, world, stranger, asOwner, asOther, stop } = await startOptimizationWorlds());

@@ -210,3 +210,4 @@ export async function startOptimizationWorlds() {
   };
   return { platform, optimizer, world, stranger, asOwner, asOther, stop };
 }
+export type OptimizationWorlds = Awaited<ReturnType<typeof startOptimizationWorlds>>;
