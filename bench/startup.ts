@@ -62,7 +62,7 @@ try {
         const result = await startOnce({ root, service, mode, env: env(service, start++), livezRequests: LIVEZ_REQUESTS });
         if (round >= 0) figures[service][mode].push(result);
         log(
-          `${round < 0 ? 'warm-up ' : `round ${round + 1}: `}${service} ${mode}: ready in ${result.ready_ms} ms, ${result.rss_ready_mb} MB → ${result.rss_after_livez_mb} MB`,
+          `${round < 0 ? 'warm-up ' : `round ${round + 1}: `}${service} ${mode}: ready in ${result.ready_ms} ms (${result.cpu_ready_s} s CPU), ${result.rss_ready_mb} MB → ${result.rss_after_livez_mb} MB`,
         );
       }
     }
@@ -74,6 +74,7 @@ try {
 
 const summary = (series: StartFigures[]) => ({
   ready_ms_median: median(series.map((f) => f.ready_ms)),
+  cpu_ready_s_median: median(series.map((f) => f.cpu_ready_s)),
   rss_ready_mb_median: median(series.map((f) => f.rss_ready_mb)),
   rss_after_livez_mb_median: median(series.map((f) => f.rss_after_livez_mb)),
   runs: series,
@@ -87,6 +88,7 @@ const rows = (Object.keys(services) as Service[]).map((service) => {
   const { tsx, compiled } = services[service];
   return (
     `| ${service} | ${tsx.ready_ms_median} ms | ${compiled.ready_ms_median} ms (${ratio(compiled.ready_ms_median, tsx.ready_ms_median)}) | ` +
+    `${tsx.cpu_ready_s_median} s | ${compiled.cpu_ready_s_median} s (${ratio(compiled.cpu_ready_s_median, tsx.cpu_ready_s_median)}) | ` +
     `${tsx.rss_ready_mb_median} MB | ${compiled.rss_ready_mb_median} MB | ${tsx.rss_after_livez_mb_median} MB | ${compiled.rss_after_livez_mb_median} MB |`
   );
 });
@@ -95,8 +97,8 @@ const markdown = [
   '',
   `Medians of ${RUNS} starts of each service in each mode, alternating, on Node ${process.versions.node}: spawn → \`/readyz\` answering, resident memory once ready and after ${LIVEZ_REQUESTS} \`GET /livez\`. tsx: \`node --import tsx <service>/src/main.ts\`; compiled: \`node --conditions=compiled --enable-source-maps <service>/dist/main.js\`.`,
   '',
-  '| service | ready, tsx | ready, compiled | RSS ready, tsx | RSS ready, compiled | RSS after /livez, tsx | RSS after /livez, compiled |',
-  '|---|---|---|---|---|---|---|',
+  '| service | ready, tsx | ready, compiled | CPU until ready, tsx | CPU until ready, compiled | RSS ready, tsx | RSS ready, compiled | RSS after /livez, tsx | RSS after /livez, compiled |',
+  '|---|---|---|---|---|---|---|---|---|',
   ...rows,
   '',
   `\`npm run build\` (five packages by \`tsc -b\`, the grammars, the console by Vite): ${build.cold_s} s from nothing, ${build.incremental_s} s with nothing changed; ${build.dist_files} files, ${(build.dist_bytes / 1e6).toFixed(1)} MB in the packages' \`dist/\`. One esbuild bundle of the management service (packages outside it): ${bundle.build_s} s, ${(bundle.bytes / 1e3).toFixed(0)} kB (docs/adr/0045-compiled-build.md says why it was not chosen).`,

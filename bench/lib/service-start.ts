@@ -4,10 +4,12 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { freePort } from '@platform/dev-stack/ports';
 import { isRunning, stopProcess } from '@platform/dev-stack/processes';
+import { cpuSeconds } from './cpu.ts';
 
 export type Mode = 'tsx' | 'compiled';
 export type Service = 'management-service' | 'data-service';
-export type StartFigures = { ready_ms: number; rss_ready_mb: number; rss_after_livez_mb: number };
+/** `cpu_ready_s`: CPU seconds the process used until ready, less swayed than `ready_ms` by what else runs on the machine. */
+export type StartFigures = { ready_ms: number; cpu_ready_s: number; rss_ready_mb: number; rss_after_livez_mb: number };
 
 /** How each mode runs a service: its TypeScript through tsx, or the compiled build as production does. */
 export const modeArgs: Record<Mode, (service: Service) => string[]> = {
@@ -51,13 +53,14 @@ export async function startOnce(options: {
       await sleep(10);
     }
     const readyMs = performance.now() - started;
+    const cpuReady = cpuSeconds([child.pid!]);
     const rssReady = rssMb(child.pid!);
     for (let i = 0; i < options.livezRequests; i++) {
       const res = await fetch(`${url}/livez`);
       if (!res.ok) throw new Error(`/livez answered ${res.status}`);
       await res.arrayBuffer();
     }
-    return { ready_ms: Math.round(readyMs), rss_ready_mb: rssReady, rss_after_livez_mb: rssMb(child.pid!) };
+    return { ready_ms: Math.round(readyMs), cpu_ready_s: Math.round(cpuReady * 100) / 100, rss_ready_mb: rssReady, rss_after_livez_mb: rssMb(child.pid!) };
   } finally {
     await stopProcess(child, { name: options.service, signal: 'SIGTERM', graceMs: 15_000, log: console.error });
   }
