@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
@@ -15,8 +15,16 @@ function tsxApi(): string {
 }
 
 /**
- * A worker thread running the module at `url`. The service runs TypeScript through tsx, whose
- * loader a worker does not inherit: for a .ts module the worker registers it before importing.
+ * The module `name` beside the module at `base` (its import.meta.url), with that module's own
+ * extension: `.ts` when the service runs its sources, `.js` when it runs the compiled build
+ * (docs/adr/0045-compiled-build.md). A literal `./name.ts` would not exist in `dist/`.
+ */
+export const siblingModule = (name: string, base: string): URL => new URL(`./${name}${extname(new URL(base).pathname)}`, base);
+
+/**
+ * A worker thread running the module at `url`. Run from its sources, the service loads TypeScript
+ * through tsx, whose loader a worker does not inherit: for a .ts module the worker registers it
+ * before importing. The compiled build's .js modules are imported as they are.
  */
 export function moduleWorker(url: URL, workerData?: unknown): Worker {
   const source = url.pathname.endsWith('.ts')

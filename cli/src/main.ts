@@ -1,4 +1,4 @@
-// `npm run cli -- <command>`: the platform team's tool for tenants and their credentials, and for
+// `npm run cli -- <command>` (compiled: `node cli/dist/main.js <command>`): the platform team's tool for tenants and their credentials, and for
 // the data service's reference data and tenant universes. Uses DATABASE_URL (or the file DATABASE_URL_FILE names), or the local database
 // of a running `npm start` (.data/platform.json); `data sample` and `data ingest` need no database.
 import { existsSync, readFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
-import { addBusCredentialCommands } from './lib/bus-credentials-cli.ts';
+import { addBusCredentialCommands } from './bus-credentials.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
