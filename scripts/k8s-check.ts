@@ -11,7 +11,7 @@ import { join, relative, resolve } from 'node:path';
 import { kustomizeRenderer } from './k8s/kustomize.ts';
 import { checkNatsValues, natsValuesContainers } from './k8s/nats-values.ts';
 import { checkObjects } from './k8s/object-checks.ts';
-import { digestProblems, entryPointProblems, isPlatformImage, platformImageProblems } from './k8s/platform-image.ts';
+import { digestProblems, entryPointProblems, isPlatformImage, platformContainers, platformImageProblems } from './k8s/platform-image.ts';
 import { checkPodMonitors } from './k8s/pod-monitors.ts';
 import { podSpecs, type Obj, type Resource } from './k8s/resources.ts';
 
@@ -29,6 +29,8 @@ function kustomizations(dir: string): string[] {
 async function main(): Promise<void> {
   const problems: string[] = [];
   let productionImage: string | undefined;
+  // One release in production: the services, the Jobs and the NATS pods' renderer run the same image.
+  const productionImages = new Set<string>();
   const rendered: Resource[] = [];
   const kustomize = kustomizeRenderer(root, k8s);
   for (const dir of kustomizations(join(k8s, 'overlays'))) {
@@ -49,11 +51,13 @@ async function main(): Promise<void> {
     problems.push(...(await checkObjects(label, objects)));
     const production = label.startsWith(join('k8s', 'overlays', 'production'));
     problems.push(...platformImageProblems(label, objects, sourceExists, production));
+    if (production) for (const c of objects.flatMap(platformContainers)) productionImages.add(String(c.image));
     const kinds = [...new Set(objects.map((o) => o.kind))].join(', ');
     console.log(`${problems.length === before ? 'ok  ' : 'FAIL'} ${label}: ${objects.length} objects (${kinds})`);
   }
   kustomize.close();
   problems.push(...checkPodMonitors(rendered));
+  if (productionImages.size > 1) problems.push(`k8s/overlays/production*: the platform image differs between overlays: ${[...productionImages].join(', ')}`);
   const natsValues = join(k8s, 'overlays', 'production', 'dependencies', 'nats-values.yaml');
   const before = problems.length;
   problems.push(...(await checkNatsValues(root, natsValues, productionImage)));
