@@ -19,7 +19,7 @@ import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
-import { addBusCredentialCommands } from './lib/bus-credentials-cli.ts';
+import { addBusCredentialCommands } from './bus-credentials.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
