@@ -19,6 +19,7 @@ import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
+import { answerVersionFlag } from '@platform/shared';
 import { addBusCredentialCommands } from './bus-credentials.ts';
 
 function databaseUrl(): string {
@@ -299,7 +300,7 @@ program
   });
 
 try {
-  await program.parseAsync();
+  if (!answerVersionFlag(process, console.log)) await program.parseAsync();
 } catch (error) {
   const e = error as Error & { code?: string; constraint?: string };
   console.error(e.code === '23505' ? `Already exists (${e.constraint}).` : e.code === '23503' ? 'No such tenant.' : e.message);
