@@ -1,58 +1,97 @@
 # syntax=docker/dockerfile:1
-# One image for both services; the Deployment picks the entry point:
-#   node --import tsx management-service/src/main.ts   (port 8080)
-#   node --import tsx data-service/src/main.ts         (port 8081)
-#   node --import tsx scripts/cli.ts migrate           (= `npm run cli -- migrate`)
-# The services run their TypeScript directly with tsx, which is a devDependency of the workspace
-# root, so the install keeps dev dependencies (a plain `npm ci`).
-ARG NODE_IMAGE=node:20-bookworm-slim
+# One image for both services and the CLI; the Deployment picks the entry point
+# (docs/adr/0047-container-image.md):
+#   node management-service/dist/main.js   (port 8080, the default)
+#   node data-service/dist/main.js         (port 8081)
+#   node cli/dist/main.js <command>        (migrate, data sample …, bus-credentials sync …)
+# `npm run image:build` builds it without any registry: both bases are made locally from Debian
+# and from Node.js verified against scripts/image/toolchain.json. With a registry:
+#   docker build --build-arg BUILD_IMAGE=node:22-bookworm-slim --build-arg RUNTIME_BASE=debian:bookworm-slim .
+ARG BUILD_IMAGE=localhost/platform-node-build:22
+ARG RUNTIME_BASE=localhost/platform-debian:bookworm
 
-FROM ${NODE_IMAGE} AS deps
+# Every workspace's package.json (npm ci refuses a lockfile whose workspaces are missing), and
+# nothing else, so that the installs below are rebuilt only when a manifest changes.
+FROM ${BUILD_IMAGE} AS manifests
 WORKDIR /app
-ENV npm_config_fund=false \
-    npm_config_audit=false \
-    npm_config_update_notifier=false
-# Manifests first, so the dependency layer is rebuilt only when they change. Every workspace's
-# package.json must be present for `npm ci` to accept the lockfile.
 COPY package.json package-lock.json ./
 COPY api-types/package.json api-types/
 COPY shared/package.json shared/
+COPY dev-stack/package.json dev-stack/
+COPY test-support/package.json test-support/
 COPY clients/package.json clients/
 COPY management-service/package.json management-service/
 COPY data-service/package.json data-service/
 COPY e2e/package.json e2e/
-COPY dev-stack/package.json dev-stack/
-COPY test-support/package.json test-support/
 COPY console/package.json console/
 COPY bench/package.json bench/
-# --ignore-scripts: every install script in the lockfile belongs to a dev-only tool that the
-# image does not run (esbuild's binary check: esbuild finds @esbuild/<platform> without it;
-# embedded-postgres; @scarf/scarf telemetry). Runtime native code (@duckdb/node-bindings-*)
-# ships prebuilt in optional dependencies and needs no script.
-RUN npm ci --include=dev --ignore-scripts
+COPY cli/package.json cli/
+ENV npm_config_fund=false \
+    npm_config_audit=false \
+    npm_config_update_notifier=false
 
-FROM ${NODE_IMAGE}
-LABEL org.opencontainers.image.title="investment-platform" \
-      org.opencontainers.image.description="management-service and data-service (TypeScript on Node.js 20, run with tsx)"
-# HOME and the npm cache point at /tmp: the root filesystem is read-only in Kubernetes and /tmp is
-# a writable emptyDir (tsx keeps its transform cache in os.tmpdir() too). This also lets operators
-# run `npm run cli -- ...` through `kubectl exec`.
-ENV NODE_ENV=production \
-    HOME=/tmp \
-    npm_config_cache=/tmp/.npm \
-    npm_config_update_notifier=false \
-    npm_config_fund=false
-WORKDIR /app
-# /app from the deps stage: root node_modules, nested workspace node_modules (shared/node_modules)
-# and the workspace symlinks (node_modules/@platform/* -> ../../<workspace>).
-COPY --from=deps /app ./
-# Sources, contracts (read at start), migrations and DuckDB schema; .dockerignore keeps
-# node_modules, .data, .git and tests out.
+# The compiled build: every dependency, dev tools included, then the sources.
+FROM manifests AS build
+# --ignore-scripts: the lockfile's install scripts belong to dev tools the build does not need
+# (embedded-postgres, telemetry); esbuild finds its platform package without its script. The CA of
+# an egress proxy, when the build is given one, is a secret mounted for this step only.
+RUN --mount=type=secret,id=npm_ca \
+    if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
+    npm ci --ignore-scripts
 COPY . .
-# The administration console served at /console/ (docs/adr/0036-administration-console.md): the
-# install above skipped the root `prepare` script that builds it.
-RUN npm run -s build:console
-# The `node` user of the base image, numeric so that Kubernetes can verify runAsNonRoot.
-USER 1000:1000
+RUN npm run -s build \
+ && npm sbom --sbom-format cyclonedx --omit=dev \
+      --workspace=@platform/management-service --workspace=@platform/data-service --workspace=@platform/cli > sbom.cdx.json
+
+# What the entry points import at run time and nothing more: no TypeScript, tsx, test or lint tools.
+# `npm ci --omit=dev --workspace=…` would install every workspace's production dependencies
+# (embedded-postgres, fast-check): the manifests are first cut down to the packages the image runs,
+# then npm installs the lockfile's versions of what they need.
+FROM manifests AS prod-deps
+COPY scripts/image/runtime-manifests.mjs /tmp/
+RUN --mount=type=secret,id=npm_ca \
+    if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
+    node /tmp/runtime-manifests.mjs \
+ && npm install --omit=dev --ignore-scripts --no-save \
+ && rm -rf dev-stack test-support clients e2e console/package.json bench
+
+# The runtime: Debian's essentials, the node binary, compiled JavaScript, the files the services
+# read from disk, production dependencies. No npm, no compiler, no TypeScript sources.
+FROM ${RUNTIME_BASE} AS runtime
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED
+ARG SOURCE
+LABEL org.opencontainers.image.title="investment-platform" \
+      org.opencontainers.image.description="management-service, data-service and the platform CLI (compiled, Node.js 22)" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"
+# HOME at /tmp: the root filesystem is read-only and /tmp the one writable place.
+ENV NODE_ENV=production \
+    NODE_OPTIONS="--conditions=compiled --enable-source-maps" \
+    HOME=/tmp \
+    PLATFORM_VERSION=${VERSION} \
+    PLATFORM_REVISION=${REVISION}
+WORKDIR /app
+COPY --from=build /usr/local/bin/node /usr/local/bin/node
+# Root node_modules with the workspace links (node_modules/@platform/* -> ../../<package>), any
+# nested node_modules, and every package.json (the links' targets and their exports).
+COPY --from=prod-deps /app/ ./
+COPY contracts/*.yaml contracts/
+COPY shared/migrations shared/migrations
+COPY management-service/migrations management-service/migrations
+COPY data-service/migrations data-service/migrations
+COPY data-service/schema data-service/schema
+COPY --from=build /app/console/dist console/dist
+COPY --from=build /app/api-types/dist api-types/dist
+COPY --from=build /app/shared/dist shared/dist
+COPY --from=build /app/management-service/dist management-service/dist
+COPY --from=build /app/data-service/dist data-service/dist
+COPY --from=build /app/cli/dist cli/dist
+COPY --from=build /app/sbom.cdx.json sbom.cdx.json
+# 65532: the conventional unprivileged "nonroot" id, numeric so that Kubernetes can verify runAsNonRoot.
+USER 65532:65532
 EXPOSE 8080 8081
-CMD ["node", "--import", "tsx", "management-service/src/main.ts"]
+CMD ["node", "management-service/dist/main.js"]

@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', 'api-types/src/**', '.data/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'api-types/src/**', '.data/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

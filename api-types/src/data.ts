@@ -465,6 +465,12 @@ export interface components {
              * @constant
              */
             status: "ok";
+            /** @description The platform's version the process runs. */
+            version?: string;
+            /** @description The git revision its image was built from; `unknown` outside an image. */
+            revision?: string;
+            /** @description The Node.js version running it. */
+            node?: string;
         };
         /**
          * @description Result of each readiness check by dependency name (for example `duckdb`, `nats`).
@@ -1291,7 +1297,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "status": "ok"
+                     *       "status": "ok",
+                     *       "version": "0.1.0",
+                     *       "revision": "3f9c2ab",
+                     *       "node": "22.23.3"
                      *     }
                      */
                     "application/json": components["schemas"]["Liveness"];

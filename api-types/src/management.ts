@@ -1290,7 +1290,10 @@ export interface components {
         /**
          * @description Answer of the liveness probe.
          * @example {
-         *       "status": "ok"
+         *       "status": "ok",
+         *       "version": "0.1.0",
+         *       "revision": "3f9c2ab",
+         *       "node": "22.23.3"
          *     }
          */
         LivenessStatus: {
@@ -1299,6 +1302,12 @@ export interface components {
              * @constant
              */
             status: "ok";
+            /** @description The platform's version the process runs. */
+            version?: string;
+            /** @description The git revision its image was built from; `unknown` outside an image. */
+            revision?: string;
+            /** @description The Node.js version running it. */
+            node?: string;
         };
         /**
          * @description Answer of the readiness probe when every dependency answers.

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
-import { Resources, cachedPerKey, connectNats, createRevocationCache, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
+import { Resources, buildInfo, cachedPerKey, connectNats, createRevocationCache, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
 import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
 import { readTenantRateLimits } from './auth/rate-limits.ts';
 import { Outage, type OutageChange } from './domain/outage.ts';
@@ -88,6 +88,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     );
     const simulations = resources.add(simulationScheduler(executor, config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({
+      build: buildInfo(process.env, process.version),
       duck,
       tenants,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },

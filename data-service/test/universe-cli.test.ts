@@ -14,7 +14,7 @@ describe('CLI: data universe set | remove | list', function () {
   let tenant: TestTenant;
   let dir: string;
   const cli = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', 'data', 'universe', ...args], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/src/main.ts', 'data', 'universe', ...args], {
       env: { ...process.env, DATABASE_URL: platform.database.url },
     });
     return JSON.parse(stdout);

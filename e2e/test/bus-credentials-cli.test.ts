@@ -16,7 +16,7 @@ describe('bus credentials through the CLI, and the renderer that reloads nats-se
   let syncLog = '';
   const env = () => ({ ...process.env, DATABASE_URL: platform.database.url });
   const cli = async (args: string[], input?: string) => {
-    const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], { env: env() });
+    const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/src/main.ts', ...args], { env: env() });
     if (input !== undefined) {
       run.child.stdin!.end(input);
     }
@@ -64,7 +64,7 @@ describe('bus credentials through the CLI, and the renderer that reloads nats-se
     writeFileSync(hashFile, server.users.source.services.data);
     sync = spawn(
       process.execPath,
-      ['--import', 'tsx', 'scripts/cli.ts', 'bus-credentials', 'sync', '--users-file', server.users.file, '--pid-file', pidFile, '--interval-ms', '200'],
+      ['--import', 'tsx', 'cli/src/main.ts', 'bus-credentials', 'sync', '--users-file', server.users.file, '--pid-file', pidFile, '--interval-ms', '200'],
       {
         env: { ...env(), NATS_MANAGEMENT_PASSWORD_HASH: server.users.source.services.management, NATS_DATA_PASSWORD_HASH_FILE: hashFile },
         stdio: ['ignore', 'ignore', 'pipe'],

@@ -8,7 +8,7 @@ describe('platform team CLI', function () {
   this.timeout(60_000);
   let platform: TestPlatform;
   const cli = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/src/main.ts', ...args], {
       env: { ...process.env, DATABASE_URL: platform.database.url },
     });
     return stdout.trim() ? JSON.parse(stdout) : undefined;

@@ -248,7 +248,7 @@ describe('administration console in a browser', function () {
   });
 
   it('ends the session and says so when its token can no longer be renewed (the access key revoked)', async () => {
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', 'access-key', 'revoke', tenant.accessKeyId], {
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/src/main.ts', 'access-key', 'revoke', tenant.accessKeyId], {
       env: { ...process.env, DATABASE_URL: platform.database.url },
     });
     const renewal = page.waitForResponse((res) => res.url() === `${platform.managementUrl}/auth/refresh-token/`);

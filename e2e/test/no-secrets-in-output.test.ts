@@ -25,7 +25,7 @@ describe('secrets stay out of CLI listings and logs', function () {
   after(() => database.drop());
 
   const cli = async (...args: string[]) =>
-    (await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args], { env: { ...process.env, DATABASE_URL: database.url } }))
+    (await promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/src/main.ts', ...args], { env: { ...process.env, DATABASE_URL: database.url } }))
       .stdout;
 
   it('masks broker passwords in destination set and list, shows an access key secret only when it is created, and logs no secret while serving', async () => {

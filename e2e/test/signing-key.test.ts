@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadManagementConfig } from '@platform/management-service/config';
 
-const cli = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/cli.ts', ...args]);
+const cli = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/src/main.ts', ...args]);
 const config = (key: string) => loadManagementConfig({ DATABASE_URL: 'postgres://h/db', NATS_URL: 'nats://127.0.0.1:4222', JWT_PRIVATE_KEY: key });
 
 describe('CLI signing-key', function () {

@@ -1,6 +1,8 @@
 // Entry point of the management service.
-import { createLogger, runService } from '@platform/shared';
+import { answerVersionFlag, createLogger, runService } from '@platform/shared';
 import { loadManagementConfig } from './config.ts';
 import { startManagementService } from './service.ts';
 
-await runService('management-service', loadManagementConfig, startManagementService, createLogger);
+if (!answerVersionFlag(process, console.log)) {
+  await runService('management-service', loadManagementConfig, startManagementService, createLogger);
+}

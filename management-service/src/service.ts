@@ -1,4 +1,14 @@
-import { Resources, cachedPerKey, connectNats, createRevocationCache, ensureStreams, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
+import {
+  Resources,
+  buildInfo,
+  cachedPerKey,
+  connectNats,
+  createRevocationCache,
+  ensureStreams,
+  listen,
+  postgresRateLimitStore,
+  type Logger,
+} from '@platform/shared';
 import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
 import { createBearerAuthenticator } from './auth/authenticate.ts';
 import { createLoginThrottle } from './auth/login-throttle.ts';
@@ -56,6 +66,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
     });
     const rateLimitStore = postgresRateLimitStore(db, 'knex');
     const app = await createManagementApp({
+      build: buildInfo(process.env, process.version),
       db,
       nats,
       signer,

@@ -41,7 +41,7 @@ describe('management config: JWT_PRIVATE_KEY', () => {
   });
 
   it("refuses a key with npm's banner before it (`npm run cli -- signing-key > key.pem`), saying how to make one, without echoing the key", () => {
-    const banner = `\n> investment-platform@1.0.0 cli\n> tsx scripts/cli.ts signing-key\n\n${key}`;
+    const banner = `\n> investment-platform@1.0.0 cli\n> tsx cli/src/main.ts signing-key\n\n${key}`;
     const problem = refusal({ JWT_PRIVATE_KEY: banner });
     assert.match(
       problem,
@@ -52,7 +52,7 @@ describe('management config: JWT_PRIVATE_KEY', () => {
 
   it('refuses the banner in a file named by JWT_PRIVATE_KEY_FILE', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'jwt-key-')), 'key.pem');
-    writeFileSync(file, `\n> cli\n> tsx scripts/cli.ts signing-key\n\n${key}`);
+    writeFileSync(file, `\n> cli\n> tsx cli/src/main.ts signing-key\n\n${key}`);
     assert.match(refusal({ JWT_PRIVATE_KEY_FILE: file }), /JWT_PRIVATE_KEY: is not a PEM PKCS#8 EC P-256 private key \(text before/);
   });
 

@@ -7,8 +7,8 @@ import { createAccessKey, createTenant } from '../src/admin/provisioning.ts';
 
 type Exit = { code: number | null; stdout: string; stderr: string };
 
-function run(env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<Exit> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'management-service/src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(env: NodeJS.ProcessEnv, args: string[] = []): { child: ChildProcess; exit: Promise<Exit> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'management-service/src/main.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -34,6 +34,13 @@ describe('management service process', function () {
     assert.match(stderr, /PORT: "http" is not a whole number/);
   });
 
+  it('answers --version with its version, revision and Node.js, and exits 0 without any setting', async () => {
+    const { code, stdout, stderr } = await run({ PATH: process.env.PATH, PLATFORM_REVISION: 'f00dcafe', PORT: 'http' }, ['--version']).exit;
+    assert.equal(stderr, '');
+    assert.equal(code, 0);
+    assert.deepEqual(JSON.parse(stdout), { version: '0.1.0', revision: 'f00dcafe', node: process.versions.node });
+  });
+
   it('logs JSON lines with request id, operation, status and tenant; finishes a request in flight on SIGTERM, then exits 0', async () => {
     await createTenant(database.db, { id: 'shutdown' });
     const key = await createAccessKey(database.db, 'shutdown');
@@ -48,10 +55,14 @@ describe('management service process', function () {
       NATS_URL: testNatsUrl(),
       JWT_PRIVATE_KEY: await testSigningKey(),
       LOG_LEVEL: 'info',
+      PLATFORM_VERSION: '7.1.2',
+      PLATFORM_REVISION: 'abc1234',
     });
     await waitFor('readyz', async () => {
       if (!(await fetch(`${url}/readyz`)).ok) throw new Error('not ready');
     });
+    // The build as the image records it (docs/adr/0047-container-image.md).
+    assert.deepEqual(await (await fetch(`${url}/livez`)).json(), { status: 'ok', version: '7.1.2', revision: 'abc1234', node: process.versions.node });
     const login = await fetch(`${url}/auth/login/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-request-id': 'login-1' },

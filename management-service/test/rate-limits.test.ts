@@ -117,7 +117,7 @@ describe('management rate limits per credential', () => {
     const neighbour = await platform.tenant();
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'scripts/cli.ts', 'tenant', 'set-limits', limited.tenantId, '--requests-per-minute', '2'],
+      ['--import', 'tsx', 'cli/src/main.ts', 'tenant', 'set-limits', limited.tenantId, '--requests-per-minute', '2'],
       { env: { ...process.env, DATABASE_URL: platform.database.url } },
     );
     assert.deepEqual(JSON.parse(stdout), { tenant: limited.tenantId, rate_limits: { requests_per_minute: 2 } });
@@ -134,7 +134,7 @@ describe('management rate limits per credential', () => {
     // `default` restores the service's setting.
     await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'scripts/cli.ts', 'tenant', 'set-limits', limited.tenantId, '--requests-per-minute', 'default'],
+      ['--import', 'tsx', 'cli/src/main.ts', 'tenant', 'set-limits', limited.tenantId, '--requests-per-minute', 'default'],
       {
         env: { ...process.env, DATABASE_URL: platform.database.url },
       },

@@ -53,7 +53,7 @@ log(`testing ${image} (${sizeMb} MB)${standIn ? ', a stand-in running this repos
 
 /** The image's CLI applies the migrations, in a container confined as the services are. */
 function migrateWithImage(databaseUrl: string): void {
-  const command = standIn ? ['node', '--import', 'tsx', 'scripts/cli.ts', 'migrate'] : ['node', 'cli/dist/main.js', 'migrate'];
+  const command = standIn ? ['node', '--import', 'tsx', 'cli/src/main.ts', 'migrate'] : ['node', 'cli/dist/main.js', 'migrate'];
   const { args, env } = containerRun(
     { podman, image, runOptions: standIn ? sourcesInBaseImage.runOptions : undefined },
     { name: `platform-migrate-${newUlid().toLowerCase()}`, env: { DATABASE_URL: databaseUrl }, command },

@@ -25,3 +25,4 @@ export * from './metrics.ts';
 export * from './tracing.ts';
 export * from './round-trips.ts';
 export * from './identifiers.ts';
+export * from './build-info.ts';

@@ -9,6 +9,7 @@ import {
   type NatsConnection,
   type RateLimitStore,
   type Tracing,
+  type BuildInfo,
 } from '@platform/shared';
 import type { DataPrincipal } from '../auth/api-keys.ts';
 import { dataRateLimits, type TenantRateLimits } from '../domain/rate-limits.ts';
@@ -37,6 +38,8 @@ export type DataDeps = {
   /** Resolves when Postgres (API keys, the tenants' data) answers. */
   postgresAnswers: () => Promise<unknown>;
   logger: Logger;
+  /** The build /livez tells (docs/adr/0047-container-image.md). */
+  build?: BuildInfo;
   bodyLimitBytes: number;
   /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES). */
   trustedProxies?: number;
@@ -70,6 +73,7 @@ export async function createDataApp(deps: DataDeps) {
         if (!(await natsAnswers(deps.nats))) throw new Error('NATS does not answer');
       },
     },
+    build: deps.build,
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,

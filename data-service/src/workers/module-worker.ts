@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
@@ -13,6 +13,13 @@ function tsxApi(): string {
   const exports = (require(manifest) as { exports: Record<string, { import: { default: string } }> }).exports;
   return pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
 }
+
+/**
+ * The module `name` beside the module at `base` (its import.meta.url), with that module's own
+ * extension: `.ts` when the service runs its sources, `.js` when it runs the compiled build
+ * (docs/adr/0045-compiled-build.md). A literal `./name.ts` would not exist in `dist/`.
+ */
+export const siblingModule = (name: string, base: string): URL => new URL(`./${name}${extname(new URL(base).pathname)}`, base);
 
 /**
  * A worker thread running the module at `url`. The service runs TypeScript through tsx, whose

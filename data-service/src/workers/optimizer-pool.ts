@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { InstrumentFacts, OptimizerRequest, Outcome } from '../optimizer/engine.ts';
 import { EngineFailed, OptimizerClosed } from '../optimizer/solving.ts';
-import { moduleWorker } from './module-worker.ts';
+import { moduleWorker, siblingModule } from './module-worker.ts';
 
 /** Solves optimizer requests off the event loop, `slots` at a time. */
 export type OptimizerExecutor = {
@@ -24,7 +24,7 @@ export type SolveReply = { id: number; outcome: Outcome } | { id: number; error:
 type Job = SolveMessage & { resolve: (outcome: Outcome) => void; reject: (error: unknown) => void };
 type Thread = { worker: Worker; job?: Job; loaded: Promise<void> };
 
-const WORKER = new URL('./optimizer-worker.ts', import.meta.url);
+const WORKER = siblingModule('optimizer-worker', import.meta.url);
 
 /**
  * `threads` worker threads that solve optimizer requests (docs/adr/0020-optimizer-model.md). A

@@ -3,7 +3,7 @@ import type { SimulationInput, SimulationOutput } from '../simulation/engine.ts'
 import type { Grid } from '../simulation/grid.ts';
 import { planRun, RunProgress, type RunPlan, type Unit } from '../simulation/run-plan.ts';
 import { allocateRun, stopRun, type RunArrays } from '../simulation/run-state.ts';
-import { moduleWorker } from './module-worker.ts';
+import { moduleWorker, siblingModule } from './module-worker.ts';
 import { SimulationTurns, type TurnsOptions } from './simulation-turns.ts';
 
 /** A simulation handed to the threads: its answer, and a way to stop it. */
@@ -56,7 +56,7 @@ type Thread = { id: number; worker: Worker; units: { run: Run; unit: Unit }[]; k
  */
 const AHEAD = 2;
 
-const WORKER = new URL('./simulation-worker.ts', import.meta.url);
+const WORKER = siblingModule('simulation-worker', import.meta.url);
 /**
  * `threads` worker threads shared by the running simulations (docs/adr/0030-monte-carlo-threads.md).
  * A simulation takes up to seconds of CPU; on the request's event loop it would hold up every other

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { HttpMetrics, Tracing } from '@platform/shared';
+import type { BuildInfo, HttpMetrics, Tracing } from '@platform/shared';
 import { createApiApp, loadContract, type Logger, type NatsConnection, type RateLimitStore } from '@platform/shared';
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
@@ -27,6 +27,8 @@ export type ManagementDeps = {
   signer: TokenSigner;
   authenticate: BearerAuthenticator;
   logger: Logger;
+  /** The build /livez tells (docs/adr/0047-container-image.md). */
+  build?: BuildInfo;
   bodyLimitBytes: number;
   /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES). */
   trustedProxies?: number;
@@ -82,6 +84,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     readiness: {
       postgres: () => databaseAnswers(deps.db),
     },
+    build: deps.build,
     logger: deps.logger,
     bodyLimitBytes: deps.bodyLimitBytes,
     trustedProxies: deps.trustedProxies,

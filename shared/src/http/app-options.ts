@@ -1,6 +1,7 @@
 import type express from 'express';
 import type { Request } from 'express';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import type { BuildInfo } from '../build-info.ts';
 import type { Logger } from '../logger.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import type { ProblemError } from '../problem.ts';
@@ -55,6 +56,8 @@ export type ApiAppOptions<P> = {
   /** Picks the principal out of the results of the security handlers. */
   principal: (security: Record<string, unknown>) => P;
   readiness: ReadinessChecks;
+  /** What /livez tells besides `ok`: the version, image revision and Node.js (0047). */
+  build?: BuildInfo;
   logger: Logger;
   bodyLimitBytes: number;
   /**

@@ -69,7 +69,8 @@ export async function contractApi<P extends { tenantId: string } | undefined>(op
 
   const operationHandlers: Record<string, Handler> = {};
   for (const [operationId, handler] of Object.entries(options.handlers)) operationHandlers[operationId] = toHandler(handler);
-  operationHandlers.livez = toHandler(async () => ({ status: 200, body: { status: 'ok' } }));
+  const liveness = { status: 'ok', ...options.build };
+  operationHandlers.livez = toHandler(async () => ({ status: 200, body: liveness }));
   operationHandlers.readyz = toHandler(async () => readiness(options.readiness));
 
   api.register({

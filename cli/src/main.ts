@@ -19,7 +19,8 @@ import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
-import { addBusCredentialCommands } from './lib/bus-credentials-cli.ts';
+import { answerVersionFlag } from '@platform/shared';
+import { addBusCredentialCommands } from './bus-credentials.ts';
 
 function databaseUrl(): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
@@ -299,7 +300,7 @@ program
   });
 
 try {
-  await program.parseAsync();
+  if (!answerVersionFlag(process, console.log)) await program.parseAsync();
 } catch (error) {
   const e = error as Error & { code?: string; constraint?: string };
   console.error(e.code === '23505' ? `Already exists (${e.constraint}).` : e.code === '23503' ? 'No such tenant.' : e.message);
