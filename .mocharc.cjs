@@ -7,6 +7,8 @@ module.exports = {
   extension: ['ts'],
   spec: files ?? [
     'shared/test/**/*.test.ts',
+    // The root package's scripts (the Kubernetes check, the dependency audit's policy).
+    'scripts/test/**/*.test.ts',
     'dev-stack/test/**/*.test.ts',
     'clients/test/**/*.test.ts',
     'console/test/**/*.test.ts',

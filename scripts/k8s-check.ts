@@ -3,18 +3,22 @@
 // schemas (the kubernetes-models package) with unknown fields refused, the CloudNativePG Cluster and
 // the Prometheus Operator's PodMonitor against the schemas vendored in k8s/schemas, the pod rules,
 // that each PodMonitor finds the port it scrapes, and the NATS Helm values for what the platform
-// needs. A generator file that .gitignore keeps out of the repository (the dev signing key) is
+// needs; that every container of the platform's image runs a compiled entry point that exists, and
+// that production pins that image by digest (scripts/k8s/platform-image.ts). A generator file that .gitignore keeps out of the repository (the dev signing key) is
 // rendered from a stand-in.
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { kustomizeRenderer } from './k8s/kustomize.ts';
-import { checkNatsValues } from './k8s/nats-values.ts';
+import { checkNatsValues, natsValuesContainers } from './k8s/nats-values.ts';
 import { checkObjects } from './k8s/object-checks.ts';
+import { digestProblems, entryPointProblems, isPlatformImage, platformContainers, platformImageProblems } from './k8s/platform-image.ts';
 import { checkPodMonitors } from './k8s/pod-monitors.ts';
 import { podSpecs, type Obj, type Resource } from './k8s/resources.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const k8s = join(root, 'k8s');
+/** Whether a path relative to the repository root exists: an entry point's TypeScript source. */
+const sourceExists = (path: string) => existsSync(join(root, path));
 
 function kustomizations(dir: string): string[] {
   const found = existsSync(join(dir, 'kustomization.yaml')) ? [dir] : [];
@@ -25,6 +29,8 @@ function kustomizations(dir: string): string[] {
 async function main(): Promise<void> {
   const problems: string[] = [];
   let productionImage: string | undefined;
+  // One release in production: the services, the Jobs and the NATS pods' renderer run the same image.
+  const productionImages = new Set<string>();
   const rendered: Resource[] = [];
   const kustomize = kustomizeRenderer(root, k8s);
   for (const dir of kustomizations(join(k8s, 'overlays'))) {
@@ -43,15 +49,23 @@ async function main(): Promise<void> {
     rendered.push(...objects);
     const before = problems.length;
     problems.push(...(await checkObjects(label, objects)));
+    const production = label.startsWith(join('k8s', 'overlays', 'production'));
+    problems.push(...platformImageProblems(label, objects, sourceExists, production));
+    if (production) for (const c of objects.flatMap(platformContainers)) productionImages.add(String(c.image));
     const kinds = [...new Set(objects.map((o) => o.kind))].join(', ');
     console.log(`${problems.length === before ? 'ok  ' : 'FAIL'} ${label}: ${objects.length} objects (${kinds})`);
   }
   kustomize.close();
   problems.push(...checkPodMonitors(rendered));
+  if (productionImages.size > 1) problems.push(`k8s/overlays/production*: the platform image differs between overlays: ${[...productionImages].join(', ')}`);
   const natsValues = join(k8s, 'overlays', 'production', 'dependencies', 'nats-values.yaml');
   const before = problems.length;
   problems.push(...(await checkNatsValues(root, natsValues, productionImage)));
-  console.log(`${problems.length === before ? 'ok  ' : 'FAIL'} ${relative(root, natsValues)}: JetStream, MQTT, bus authorization (bus-users containers)`);
+  for (const c of natsValuesContainers(natsValues).filter((c) => isPlatformImage(c.image)))
+    for (const problem of [...entryPointProblems(c, sourceExists), ...digestProblems(c)]) problems.push(`${relative(root, natsValues)}: ${problem}`);
+  console.log(
+    `${problems.length === before ? 'ok  ' : 'FAIL'} ${relative(root, natsValues)}: JetStream, MQTT, bus authorization (bus-users containers, compiled entry point, image by digest)`,
+  );
   for (const p of problems) console.error(`  ${p}`);
   if (problems.length) {
     console.error(`k8s:check: ${problems.length} problem(s)`);

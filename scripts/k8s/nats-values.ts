@@ -21,6 +21,13 @@ const option = (c: Obj, name: string): string | undefined => {
   return at < 0 ? undefined : argv[at + 1];
 };
 
+/** The containers the values add to the chart's pod (the bus-users initContainer and sidecar). */
+export function natsValuesContainers(file: string): Obj[] {
+  const values = parseYaml(readFileSync(file, 'utf8')) as NatsValues;
+  const init = (values.podTemplate?.merge?.spec?.initContainers as unknown[] | undefined) ?? [];
+  return [...init.filter(isObj), ...appended(values.podTemplate?.patch, '/spec/containers')];
+}
+
 /**
  * The NATS Helm values: JetStream and MQTT on, and the bus authorization of
  * docs/adr/0026-bus-authorization.md wired end to end. What the values add to the chart's pod (the
