@@ -146,4 +146,15 @@ describe('the platform run from its image, seen from outside the containers', fu
       assert.equal((await fetch(`${url}/readyz`)).status, 200);
     });
   }
+
+  it('kills a service as a crash would (podman kill, SIGKILL): exit code 137, the container removed, then starts again', async () => {
+    const running = containers.data;
+    const name = running.container()!;
+    await running.kill();
+    assert.deepEqual(await running.exited(), { code: 137, signal: null });
+    assert.equal((await podman(['container', 'exists', name])).code, 1, `${name} is removed`);
+    await assert.rejects(fetch(`${platform.dataUrl}/readyz`), 'nothing answers on its port');
+    await running.restart();
+    assert.equal((await fetch(`${platform.dataUrl}/readyz`)).status, 200);
+  });
 });

@@ -11,6 +11,8 @@ export type ImageTestRecord = {
   files: string[];
   tests: { passing: number; failing: number; pending: number };
   exitCode: number;
+  /** Containers still there once the run had stopped everything (none expected). */
+  containersLeft: string[];
   /** migration, journeys (the whole mocha run), and what the image's checks measured per service. */
   seconds: Record<string, number>;
 };
@@ -29,7 +31,8 @@ export function renderImageTestRecord(record: ImageTestRecord): string {
     '### Image test (`npm run image:test`)',
     '',
     `${record.date}: \`${record.image}\` (${record.imageSizeMb} MB)${record.standIn ? ', a stand-in base image running the repository’s sources' : ''}; ` +
-      `**${record.tests.passing} passing, ${record.tests.failing} failing, ${record.tests.pending} pending** (mocha exit code ${record.exitCode}).`,
+      `**${record.tests.passing} passing, ${record.tests.failing} failing, ${record.tests.pending} pending** (exit code ${record.exitCode}); ` +
+      `containers left behind: ${record.containersLeft.length ? record.containersLeft.join(', ') : 'none'}.`,
     '',
     'Files: ' + record.files.map((f) => `\`${f}\``).join(', ') + '.',
     '',

@@ -98,6 +98,14 @@ try {
   await run?.cleanup();
 }
 
+// Every container a test started is removed by the end, whichever way its test ended.
+const left = podman.run(['ps', '--all', '--filter', 'name=^platform-', '--format', '{{.Names}}']).split('\n').filter(Boolean);
+if (left.length) {
+  console.error(`[image:test] containers left behind: ${left.join(', ')}; removing them`);
+  podman.run(['rm', '--force', '--time=0', ...left]);
+  exitCode = 1;
+}
+
 let measured: Record<string, number> = {};
 try {
   measured = JSON.parse(readFileSync(figuresFile, 'utf8')) as Record<string, number>;
@@ -114,6 +122,7 @@ const record: ImageTestRecord = {
   files,
   tests: { passing: count('passing'), failing: count('failing'), pending: count('pending') },
   exitCode,
+  containersLeft: left,
   seconds: {
     ...phases,
     ...Object.fromEntries(Object.entries(measured).map(([key, value]) => [key.replace(/_seconds$/, ''), Math.round(value * 100) / 100])),
