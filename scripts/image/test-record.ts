@@ -5,6 +5,9 @@ import { writeFileSync } from 'node:fs';
 export type ImageTestRecord = {
   date: string;
   image: string;
+  imageId: string;
+  /** The source revision the image was built from (its OCI label), when it has one. */
+  revision?: string;
   /** A bare base image with the repository's sources mounted stood in for the built image. */
   standIn: boolean;
   imageSizeMb: number;
@@ -30,7 +33,7 @@ export function renderImageTestRecord(record: ImageTestRecord): string {
   const lines = [
     '### Image test (`npm run image:test`)',
     '',
-    `${record.date}: \`${record.image}\` (${record.imageSizeMb} MB)${record.standIn ? ', a stand-in base image running the repository’s sources' : ''}; ` +
+    `${record.date}: \`${record.image}\` (id ${record.imageId}${record.revision ? `, revision ${record.revision}` : ''}, ${record.imageSizeMb} MB)${record.standIn ? ', a stand-in base image running the repository’s sources' : ''}; ` +
       `**${record.tests.passing} passing, ${record.tests.failing} failing, ${record.tests.pending} pending** (exit code ${record.exitCode}); ` +
       `containers left behind: ${record.containersLeft.length ? record.containersLeft.join(', ') : 'none'}.`,
     '',

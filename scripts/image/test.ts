@@ -37,9 +37,18 @@ const seconds = (since: number) => Math.round((performance.now() - since) / 10) 
 
 const { values, positionals } = parseArgs({ options: { image: { type: 'string' }, 'stand-in': { type: 'string' } }, allowPositionals: true });
 const files = positionals.length ? positionals : IMAGE_TEST_FILES;
-const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version?: string }).version;
 const standIn = values['stand-in'] !== undefined;
-const image = values['stand-in'] ?? values.image ?? process.env.PLATFORM_IMAGE ?? `localhost/investment-platform:${version ?? '0.1.0'}`;
+
+/** The image `npm run image:build` tags with the root package's version. */
+function builtImage(): string {
+  const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version?: string }).version;
+  if (!version) {
+    console.error('[image:test] package.json has no version, which the image is tagged with: name the image with --image');
+    process.exit(1);
+  }
+  return `localhost/investment-platform:${version}`;
+}
+const image = values['stand-in'] ?? values.image ?? process.env.PLATFORM_IMAGE ?? builtImage();
 
 const podman = ensurePodman(log);
 try {
@@ -48,7 +57,10 @@ try {
   console.error(`[image:test] ${image} is not among podman's images: build it with \`npm run image:build\` (or name one with --image)`);
   process.exit(1);
 }
-const sizeMb = Math.round(Number(podman.run(['image', 'inspect', '--format', '{{.Size}}', image])) / 1e6);
+const [imageId, size, revision] = podman
+  .run(['image', 'inspect', '--format', '{{.Id}} {{.Size}} {{index .Labels "org.opencontainers.image.revision"}}', image])
+  .split(' ');
+const sizeMb = Math.round(Number(size) / 1e6);
 log(`testing ${image} (${sizeMb} MB)${standIn ? ', a stand-in running this repository’s sources' : ''}`);
 
 /** The image's CLI applies the migrations, in a container confined as the services are. */
@@ -117,6 +129,8 @@ const count = (word: string) => Number(new RegExp(`(\\d+) ${word}`).exec(mochaOu
 const record: ImageTestRecord = {
   date: new Date().toISOString(),
   image,
+  imageId: imageId!.slice(0, 12),
+  revision: revision && revision !== '<no value>' ? revision : undefined,
   standIn,
   imageSizeMb: sizeMb,
   files,
