@@ -1,4 +1,4 @@
-// `npm run cli -- <command>`: the platform team's tool for tenants and their credentials, and for
+// `npm run cli -- <command>` (compiled: `node cli/dist/main.js <command>`): the platform team's tool for tenants and their credentials, and for
 // the data service's reference data and tenant universes. Uses DATABASE_URL (or the file DATABASE_URL_FILE names), or the local database
 // of a running `npm start` (.data/platform.json); `data sample` and `data ingest` need no database.
 import { existsSync, readFileSync } from 'node:fs';

@@ -72,7 +72,7 @@ describe('data service while Postgres does not answer', function () {
     const ready = await call(`${url}/readyz`);
     assertProblem(ready, 503, 'unavailable');
     assert.equal(ready.body.checks.postgres, 'failing');
-    assert.deepEqual((await call(`${url}/livez`)).body, { status: 'ok' });
+    assert.deepEqual((await call(`${url}/livez`)).body, { status: 'ok', version: '0.1.0', revision: 'unknown', node: process.versions.node });
   });
 
   it('answers 503 unavailable when the database URL names a port nobody listens on (the API key cannot be checked)', async () => {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export type Pin = { package: string; version: string; integrity: string };
 export type Toolchain = { node: Pin; npm: Pin; debian: { suite: string; include: string[] } };
@@ -28,7 +28,8 @@ export function verifyIntegrity(bytes: Buffer, pin: Pin): void {
 }
 
 /** Downloads the pinned tarball into `dir` with `npm pack` (the host's npm config, registry and CA), verifies it, and returns its path. */
-export function fetchVerified(pin: Pin, dir: string): string {
+export function fetchVerified(pin: Pin, into: string): string {
+  const dir = resolve(into);
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir, `${pin.package}@${pin.version}`], { encoding: 'utf8', cwd: dir });
   const [packed] = JSON.parse(out) as { filename: string }[];
   if (!packed) throw new Error(`npm pack ${pin.package}@${pin.version} gave no tarball`);

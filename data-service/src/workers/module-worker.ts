@@ -22,8 +22,9 @@ function tsxApi(): string {
 export const siblingModule = (name: string, base: string): URL => new URL(`./${name}${extname(new URL(base).pathname)}`, base);
 
 /**
- * A worker thread running the module at `url`. The service runs TypeScript through tsx, whose
- * loader a worker does not inherit: for a .ts module the worker registers it before importing.
+ * A worker thread running the module at `url`. Run from its sources, the service loads TypeScript
+ * through tsx, whose loader a worker does not inherit: for a .ts module the worker registers it
+ * before importing. The compiled build's .js modules are imported as they are.
  */
 export function moduleWorker(url: URL, workerData?: unknown): Worker {
   const source = url.pathname.endsWith('.ts')
