@@ -1,5 +1,6 @@
 // Test files given to `npm test -- <files>` (passed on by scripts/test.ts as TEST_FILES) replace the
-// default set; mocha would otherwise add them to it and run the whole suite.
+// default set; mocha would otherwise add them to it and run the whole suite. `npm run image:test`
+// names its files the same way; e2e/image/ is in no default set (it needs a built image).
 const files = process.env.TEST_FILES ? process.env.TEST_FILES.split('\n').filter(Boolean) : undefined;
 
 module.exports = {

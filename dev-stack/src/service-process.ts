@@ -1,6 +1,7 @@
-// A service in a child process of its own (`node --import tsx <entry>`), as `npm start` and the
-// benchmarks run it: started, waited for until ready, stopped, killed and started again on the
-// same port and environment, so that clients keep their URLs.
+// A service in a child process of its own (`node --import tsx <entry>`, or what a launcher given
+// runs instead: a container of the image, service-container.ts), as `npm start` and the benchmarks
+// run it: started, waited for until ready, stopped, killed and started again on the same port and
+// environment, so that clients keep their URLs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -34,14 +35,39 @@ export type ServiceProcessOptions = {
   ownProcessGroup?: boolean;
   /** Called when the process ends on its own (not by stop() or kill()), with how it ended. */
   onExit?: (exit: Exit) => void;
+  /** What runs the service; `node --import tsx <entry>` here by default. */
+  launcher?: ServiceLauncher;
   log: (line: string) => void;
 };
+
+/** What a launcher is told about the service it runs. */
+export type ServiceSpec = Pick<ServiceProcessOptions, 'name' | 'service' | 'port' | 'env' | 'nodeArgs'>;
+
+/** The child process that runs a service (it ends when the service ends), and how to end it. */
+export type ServiceLaunch = {
+  command: string;
+  args: string[];
+  /** The child's whole environment. */
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Ends the service at once, as SIGKILL would; by default SIGKILL to the child. */
+  kill?: () => void;
+  /** Synchronous, run when this process exits so that the service does not outlive it; by default SIGTERM to the child. */
+  leave?: () => void;
+  /** The container's name, when the service runs in one. */
+  container?: string;
+};
+
+/** Called at each start (and restart) of a service for the process that runs it. */
+export type ServiceLauncher = (spec: ServiceSpec) => ServiceLaunch;
 
 export type ServiceProcess = {
   name: string;
   url: string;
   /** The child process as it runs now (another one after restart()). */
   child: () => ChildProcess;
+  /** The name of the container it runs in now, if it runs in one. */
+  container: () => string | undefined;
   /** Settles once the current child has exited. */
   exited: () => Promise<Exit>;
   /** Starts the process again as before; resolves once it is ready. */
@@ -71,7 +97,15 @@ function prefixLines(stream: NodeJS.ReadableStream, out: NodeJS.WritableStream, 
   });
 }
 
-function spawnService(options: ServiceProcessOptions): ChildProcess {
+/** The default: the service's TypeScript entry point run by Node.js through tsx, with this process's environment. */
+export const nodeLauncher: ServiceLauncher = (spec) => ({
+  command: process.execPath,
+  args: [...(spec.nodeArgs ?? []), '--import', 'tsx', entries[spec.service]],
+  env: { ...process.env, HOST: '127.0.0.1', PORT: String(spec.port), ...spec.env },
+  cwd: root,
+});
+
+function spawnService(options: ServiceProcessOptions, launch: ServiceLaunch): ChildProcess {
   const output = options.output ?? 'stderr';
   const logFile = typeof output === 'object' ? openSync(join(output.dir, `${options.name}.log`), 'a') : undefined;
   const stdio =
@@ -82,9 +116,9 @@ function spawnService(options: ServiceProcessOptions): ChildProcess {
         : output === 'stderr'
           ? (['ignore', 'ignore', 'inherit'] as const)
           : (['ignore', 'ignore', 'ignore'] as const);
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', entries[options.service]], {
-    cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(options.port), ...options.env },
+  const child = spawn(launch.command, launch.args, {
+    cwd: launch.cwd ?? root,
+    env: launch.env,
     stdio: [...stdio],
     detached: options.ownProcessGroup ?? false,
   });
@@ -99,17 +133,25 @@ function spawnService(options: ServiceProcessOptions): ChildProcess {
 /** Starts the service and resolves once it answers /readyz; a service that ends before that rejects. */
 export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
   const url = `http://127.0.0.1:${options.port}`;
+  const launcher = options.launcher ?? nodeLauncher;
   let child: ChildProcess;
+  let launched: ServiceLaunch;
   let exited: Promise<Exit>;
   // Set while this side ends the process on purpose: no onExit for that.
   let ending = false;
   // Whatever way this process ends (but a signal it does not handle), the service does not outlive it.
-  const onExit = () => void (isRunning(child) && child.kill('SIGTERM'));
+  const onExit = () => {
+    if (!isRunning(child)) return;
+    if (launched.leave) launched.leave();
+    else child.kill('SIGTERM');
+  };
+  const killNow = () => (launched.kill ? launched.kill() : child.kill('SIGKILL'));
   const launch = async () => {
     ending = false;
     process.off('exit', onExit);
     process.on('exit', onExit);
-    const current = spawnService(options);
+    launched = launcher({ name: options.name, service: options.service, port: options.port, env: options.env, nodeArgs: options.nodeArgs });
+    const current = spawnService(options, launched);
     child = current;
     exited = exitOf(current);
     void exited.then((exit) => {
@@ -123,7 +165,7 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
   const stop = async () => {
     ending = true;
     process.off('exit', onExit);
-    await stopProcess(child, { name: options.name, signal: 'SIGTERM', graceMs: options.stopGraceMs ?? 15_000, log: options.log });
+    await stopProcess(child, { name: options.name, signal: 'SIGTERM', graceMs: options.stopGraceMs ?? 15_000, kill: killNow, log: options.log });
   };
   try {
     await launch();
@@ -135,12 +177,13 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
     name: options.name,
     url,
     child: () => child,
+    container: () => launched.container,
     exited: () => exited,
     restart: launch,
     stop,
     kill: async () => {
       ending = true;
-      child.kill('SIGKILL');
+      killNow();
       await exited;
     },
   };

@@ -11,7 +11,7 @@ import { startNatsServer, type NatsServer } from './nats-server.ts';
 import { freePort } from './ports.ts';
 import { startEmbeddedPostgres, type Postgres } from './postgres.ts';
 import { isRunning, type Exit } from './processes.ts';
-import { startServiceProcess, type ServiceOutput, type ServiceProcess } from './service-process.ts';
+import { startServiceProcess, type ServiceLauncher, type ServiceOutput, type ServiceProcess } from './service-process.ts';
 import { newSigningKey } from './signing-key.ts';
 
 export type EmbeddedPostgresOptions = Parameters<typeof startEmbeddedPostgres>[0];
@@ -45,6 +45,8 @@ export type StackOptions = {
         stopGraceMs?: number;
         /** Each service in a process group of its own, for a caller that handles Ctrl-C and stops them in order. */
         ownProcessGroups?: boolean;
+        /** What runs each service: `node --import tsx` by default, or a container of an image (service-container.ts). */
+        launcher?: ServiceLauncher;
         /** `replicas` processes on the same database and NATS; `metricsPort` is the first one's (the others: none). */
         management?: ProcessChoice & { replicas?: number; metricsPort?: number };
         data?: ProcessChoice;
@@ -156,7 +158,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const inProcess: Stack['inProcess'] = {};
     const services = options.services;
     if (services?.run === 'process') {
-      const common = { log, output: services.output, stopGraceMs: services.stopGraceMs, ownProcessGroup: services.ownProcessGroups };
+      const common = {
+        log,
+        output: services.output,
+        stopGraceMs: services.stopGraceMs,
+        ownProcessGroup: services.ownProcessGroups,
+        launcher: services.launcher,
+      };
       const management = services.management;
       for (let replica = 0; management && replica < (management.replicas ?? 1); replica++) {
         const metricsPort = replica === 0 && management.metricsPort !== undefined ? String(management.metricsPort) : '0';
