@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import express, { type Request, type Response } from 'express';
 import { chooseCoding, compressWith, contractPath, type ContentCoding, type ContractName } from '@platform/shared';
 
@@ -94,7 +96,10 @@ const INIT_SCRIPT = `(function () {
 
 type Asset = { type: string; load: () => Promise<Buffer> };
 
-const redocBundle = () => createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+// Compiled, the build has put Redoc's bundle beside this module (production installs no Redoc);
+// from the sources, it is read from the redoc package, a development dependency.
+const redocBeside = fileURLToPath(new URL('./redoc.standalone.js', import.meta.url));
+const redocBundle = () => (existsSync(redocBeside) ? redocBeside : createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'));
 
 const ASSETS: Record<string, Asset> = {
   '/docs/assets/redoc.standalone.js': { type: 'text/javascript; charset=utf-8', load: () => readFile(redocBundle()) },
