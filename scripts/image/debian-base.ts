@@ -9,6 +9,8 @@ import type { Podman } from '@platform/dev-stack/podman';
 import { imageLabel, RECIPE_LABEL } from './podman-images.ts';
 
 export const BASE_IMAGE = 'localhost/platform-debian:bookworm';
+/** The same base with binutils, under the build stage: `strip` for DuckDB's native library. */
+export const BUILD_BASE_IMAGE = 'localhost/platform-debian-build:bookworm';
 const FALLBACK_MIRROR = 'http://deb.debian.org/debian';
 
 // Files no process in the image reads: documentation, manuals, translations. iconv's converters go
@@ -58,24 +60,29 @@ export function mmdebstrapArguments(recipe: DebianRecipe, mirror: string, output
   ];
 }
 
-/** The base image, built unless one of the same recipe (arguments and mirror) is present. */
-export function ensureBaseImage(podman: Podman, recipe: DebianRecipe, log: (line: string) => void): { reference: string; built: boolean } {
+/** The base image `reference`, built unless one of the same recipe (arguments and mirror) is present. */
+export function ensureBaseImage(
+  podman: Podman,
+  recipe: DebianRecipe,
+  log: (line: string) => void,
+  reference = BASE_IMAGE,
+): { reference: string; built: boolean } {
   const mirror = debianMirror();
   const recipeHash = createHash('sha256')
     .update(JSON.stringify(mmdebstrapArguments(recipe, mirror, '-')))
     .digest('hex');
-  if (imageLabel(podman, BASE_IMAGE, RECIPE_LABEL) === recipeHash) {
-    log(`${BASE_IMAGE}: present (recipe ${recipeHash.slice(0, 12)})`);
-    return { reference: BASE_IMAGE, built: false };
+  if (imageLabel(podman, reference, RECIPE_LABEL) === recipeHash) {
+    log(`${reference}: present (recipe ${recipeHash.slice(0, 12)})`);
+    return { reference: reference, built: false };
   }
-  log(`${BASE_IMAGE}: mmdebstrap ${recipe.suite} from ${mirror}`);
+  log(`${reference}: mmdebstrap ${recipe.suite} from ${mirror}`);
   const work = mkdtempSync(join(tmpdir(), 'platform-debian-'));
   try {
     const tarball = join(work, 'rootfs.tar');
     execFileSync('mmdebstrap', mmdebstrapArguments(recipe, mirror, tarball), { stdio: ['ignore', 'inherit', 'inherit'] });
-    podman.run(['import', '--change', `LABEL ${RECIPE_LABEL}=${recipeHash}`, '--change', 'CMD ["/bin/sh"]', tarball, BASE_IMAGE]);
+    podman.run(['import', '--change', `LABEL ${RECIPE_LABEL}=${recipeHash}`, '--change', 'CMD ["/bin/sh"]', tarball, reference]);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  return { reference: BASE_IMAGE, built: true };
+  return { reference, built: true };
 }
