@@ -39,11 +39,8 @@ RUN --mount=type=secret,id=npm_ca \
     if [ -f /run/secrets/npm_ca ]; then export npm_config_cafile=/run/secrets/npm_ca; fi; \
     npm ci --ignore-scripts
 COPY . .
-# The SBOM by the project's own command (docs/adr/0046-supply-chain.md), which holds it to
-# `npm ls --omit=dev` of the runtime packages. The declarations tsc writes beside the JavaScript
-# serve the type checker only.
+# The declarations tsc writes beside the JavaScript serve the type checker only.
 RUN npm run -s build \
- && npm run -s sbom -- --output-file sbom.cdx.json \
  && find api-types/dist shared/dist management-service/dist data-service/dist cli/dist \
       \( -name '*.d.ts' -o -name '*.d.ts.map' \) -delete
 
@@ -63,6 +60,12 @@ RUN --mount=type=secret,id=npm_ca \
  && rm -rf dev-stack test-support clients e2e console/package.json bench \
  && find node_modules -type f \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' -o -name '*.md' \) -delete \
  && if command -v strip > /dev/null; then strip --strip-unneeded node_modules/@duckdb/node-bindings-linux-*/libduckdb.so; fi
+
+# The SBOM of the production install exactly as the image ships it, by the project's own command
+# (docs/adr/0046-supply-chain.md), which holds it to `npm ls --omit=dev` of that tree.
+FROM build AS sbom
+COPY --from=prod-deps /app /prod
+RUN npm run -s sbom -- --dir /prod --output-file sbom.cdx.json
 
 # The runtime: Debian's essentials, the node binary, compiled JavaScript, the files the services
 # read from disk, production dependencies. No npm, no compiler, no TypeScript sources.
@@ -99,7 +102,7 @@ COPY --from=build /app/shared/dist shared/dist
 COPY --from=build /app/management-service/dist management-service/dist
 COPY --from=build /app/data-service/dist data-service/dist
 COPY --from=build /app/cli/dist cli/dist
-COPY --from=build /app/sbom.cdx.json sbom.cdx.json
+COPY --from=sbom /app/sbom.cdx.json sbom.cdx.json
 # 65532: the conventional unprivileged "nonroot" id, numeric so that Kubernetes can verify runAsNonRoot.
 USER 65532:65532
 EXPOSE 8080 8081

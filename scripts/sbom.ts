@@ -1,4 +1,5 @@
-// `npm run sbom -- [--output-file <file>]`: the CycloneDX SBOM of what the production image ships
+// `npm run sbom -- [--dir <installed tree>] [--output-file <file>]`: the CycloneDX SBOM of what the
+// production image ships
 // (docs/adr/0046-supply-chain.md): the production workspaces' dependencies, development tools left
 // out, written by @cyclonedx/cyclonedx-npm (to standard output unless a file is named). It then
 // holds the SBOM to `npm ls --omit=dev`: a package the install holds that the SBOM does not name
@@ -16,8 +17,8 @@ const root = resolve(import.meta.dirname, '..');
 /** The workspaces whose dependencies the image ships; those present in this checkout are described. */
 const PRODUCTION_WORKSPACES = ['management-service', 'data-service', 'cli'];
 
-function run(command: string, args: string[]): string {
-  const done = spawnSync(command, args, { cwd: root, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+function run(command: string, args: string[], cwd: string): string {
+  const done = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (done.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${done.status}): ${done.stderr.trim().split('\n').slice(-3).join(' ')}`);
   return done.stdout;
 }
@@ -37,22 +38,19 @@ function vendoredComponent(vendored: (typeof VENDORED_FILES)[number]) {
 }
 
 function main(): number {
-  const { values } = parseArgs({ options: { 'output-file': { type: 'string' } } });
-  const workspaces = PRODUCTION_WORKSPACES.filter((dir) => existsSync(join(root, dir, 'package.json'))).flatMap((dir) => [
+  const { values } = parseArgs({ options: { 'output-file': { type: 'string' }, dir: { type: 'string' } } });
+  // The installed tree to describe: this checkout, or the image's production install (Dockerfile).
+  const tree = resolve(values.dir ?? root);
+  const workspaces = PRODUCTION_WORKSPACES.filter((dir) => existsSync(join(tree, dir, 'package.json'))).flatMap((dir) => [
     '--workspace',
-    (JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as { name: string }).name,
+    (JSON.parse(readFileSync(join(tree, dir, 'package.json'), 'utf8')) as { name: string }).name,
   ]);
-  const sbomText = run(join(root, 'node_modules', '.bin', 'cyclonedx-npm'), [
-    '--omit',
-    'dev',
-    ...workspaces,
-    '--output-format',
-    'JSON',
-    '--output-reproducible',
-    '--output-file',
-    '-',
-  ]);
-  const missing = missingFromSbom(JSON.parse(sbomText), JSON.parse(run('npm', ['ls', '--omit=dev', '--all', '--json', ...workspaces])));
+  const sbomText = run(
+    join(root, 'node_modules', '.bin', 'cyclonedx-npm'),
+    ['--omit', 'dev', ...workspaces, '--output-format', 'JSON', '--output-reproducible', '--output-file', '-'],
+    tree,
+  );
+  const missing = missingFromSbom(JSON.parse(sbomText), JSON.parse(run('npm', ['ls', '--omit=dev', '--all', '--json', ...workspaces], tree)));
   if (missing.length) {
     console.error(`sbom: ${missing.length} installed production package(s) missing from the SBOM: ${missing.join(', ')}`);
     return 1;

