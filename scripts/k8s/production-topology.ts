@@ -81,6 +81,8 @@ function budgetProblems(d: Resource, labels: Labels, replicas: number, objects: 
   // The eviction API refuses to evict a pod that more than one budget selects.
   if (budgets.length > 1)
     return [`${budgets.length} PodDisruptionBudgets select its pods (${budgets.map((b) => b.metadata.name).join(', ')}); evictions need one`];
+  // Under two replicas no budget can keep one pod and let one go; the replica count is the problem.
+  if (replicas < MIN_REPLICAS) return [];
   const spec = (budgets[0]!.spec ?? {}) as Obj;
   const name = `PodDisruptionBudget ${budgets[0]!.metadata.name}`;
   if (spec.maxUnavailable !== undefined) {
