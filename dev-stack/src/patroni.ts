@@ -1,0 +1,248 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startHAProxy, type HAProxy } from './haproxy.ts';
+import { postgresPrimaryListener } from './haproxy-config.ts';
+import { ensureInstalled } from './os-packages.ts';
+import { etcdArgs, patroniConfig, SUPERUSER, type PatroniCluster, type PatroniNodeSpec } from './patroni-config.ts';
+import { freePort, portAnswers, waitFor } from './ports.ts';
+import { postgresSystemUser } from './postgres.ts';
+import { exitOf, isRunning, stopProcess } from './processes.ts';
+import { newSecret } from './secrets.ts';
+
+export const PG15_BIN = '/usr/lib/postgresql/15/bin';
+
+export type PatroniNode = {
+  name: string;
+  /** Patroni's REST API, `http://127.0.0.1:<port>`. */
+  restApi: string;
+  /** This node's Postgres directly, not through HAProxy. */
+  url: (database?: string) => string;
+  /** SIGKILL to Patroni and to Postgres with its backends: a machine that dies. */
+  kill: () => Promise<void>;
+  /** Patroni's orderly stop, which stops its Postgres too. */
+  stop: () => Promise<void>;
+  /** SIGSTOP, SIGCONT to Patroni and Postgres together: a machine that stalls, then wakes. */
+  sigstop: () => void;
+  sigcont: () => void;
+  /** Starts Patroni again on the same data: it rejoins as whatever the cluster lets it be. */
+  restart: () => void;
+};
+
+export type PatroniStack = {
+  /** The superuser through HAProxy: always the current primary. */
+  databaseUrl: string;
+  nodes: PatroniNode[];
+  /** The name of the node whose Patroni answers /primary with 200, waiting until one does. */
+  primary: (timeoutMs?: number) => Promise<string>;
+  stop: () => Promise<void>;
+};
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* gone already */
+  }
+}
+
+/** Patroni starts the postmaster in a session of its own: its pid, from the data dir, is that group's. */
+function postmasterPid(dataDir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+  } catch {
+    return false;
+  }
+}
+
+async function restRole(restApi: string): Promise<number> {
+  try {
+    const response = await fetch(`${restApi}/primary`, { signal: AbortSignal.timeout(1_000) });
+    await response.body?.cancel();
+    return response.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** Whether the primary behind `url` has a synchronous standby streaming from it. */
+async function syncStandbyStreaming(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_replication where state = 'streaming' and sync_state = 'sync' and not pg_is_in_recovery()`,
+    );
+    if (rows[0]?.n !== 1) throw new Error('no synchronous standby streaming yet');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Starts Postgres 15 with automatic failover on loopback: a single-member etcd, two Patroni nodes
+ * (run as the postgres OS user, their data under `dir`) in synchronous mode, and HAProxy sending
+ * connections to whichever node Patroni calls the primary (docs/adr/0050-postgres-failover.md).
+ * Resolves once a primary has a streaming synchronous standby.
+ */
+export async function startPatroni(options: { dir: string; log: (line: string) => void; ttl?: number; scope?: string }): Promise<PatroniStack> {
+  const { dir, log } = options;
+  const etcd = ensureInstalled('etcd', 'etcd-server', log, 'to run Postgres with failover');
+  const patroni = ensureInstalled('patroni', 'patroni', log, 'to run Postgres with failover');
+  ensureInstalled(`${PG15_BIN}/postgres`, 'postgresql-15', log, 'to run Postgres with failover');
+  const user = postgresSystemUser() ?? { uid: process.getuid!(), gid: process.getgid!() };
+  const asPostgres = { uid: user.uid, gid: user.gid };
+  mkdirSync(dir, { recursive: true });
+  chownSync(dir, user.uid, user.gid);
+  const owned = (path: string) => (mkdirSync(path, { recursive: true, mode: 0o700 }), chownSync(path, user.uid, user.gid), path);
+  const logFile = (name: string) => {
+    const fd = openSync(join(dir, `${name}.log`), 'a');
+    chownSync(join(dir, `${name}.log`), user.uid, user.gid);
+    return fd;
+  };
+  const children: ChildProcess[] = [];
+  const spawnLogged = (name: string, command: string, args: string[]) => {
+    const fd = logFile(name);
+    const child = spawn(command, args, {
+      ...asPostgres,
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: dir, LC_ALL: 'C.UTF-8' },
+      stdio: ['ignore', fd, fd],
+      detached: true,
+    });
+    closeSync(fd);
+    children.push(child);
+    return child;
+  };
+
+  const [etcdClientPort, etcdPeerPort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+  const etcdProcess = spawnLogged(
+    'etcd',
+    etcd,
+    etcdArgs({ name: 'etcd0', clientPort: etcdClientPort, peerPort: etcdPeerPort, dataDir: owned(join(dir, 'etcd')) }),
+  );
+  const ttl = options.ttl ?? 10;
+  const cluster: PatroniCluster = {
+    scope: options.scope ?? 'platform',
+    etcdClientPort,
+    binDir: PG15_BIN,
+    superuserPassword: newSecret(),
+    replicationPassword: newSecret(),
+    ttl,
+    loopWait: 1,
+    // Patroni wants ttl ≥ loop_wait + 2 × retry_timeout.
+    retryTimeout: Math.max(2, Math.floor((ttl - 1) / 2)),
+  };
+  const processes = new Map<string, ChildProcess>();
+  const specs: PatroniNodeSpec[] = [];
+  let proxy: HAProxy | undefined;
+  const stopAll = async () => {
+    await proxy?.stop();
+    for (const child of [...processes.values()]) await stopProcess(child, { name: 'patroni', signal: 'SIGTERM', graceMs: 30_000, log });
+    await stopProcess(etcdProcess, { name: 'etcd', signal: 'SIGTERM', graceMs: 10_000, log });
+    for (const child of children) if (isRunning(child)) child.kill('SIGKILL');
+    // A Postgres whose Patroni was killed outlives it (it runs in a session of its own).
+    for (const spec of specs) {
+      const pid = postmasterPid(spec.dataDir);
+      if (pid !== undefined && isPostgres(pid)) signalGroup(pid, 'SIGKILL');
+    }
+  };
+
+  try {
+    await waitFor('etcd', async () => {
+      if (!isRunning(etcdProcess)) throw new Error(`etcd exited; see ${join(dir, 'etcd.log')}`);
+      if (!(await portAnswers(etcdClientPort))) throw new Error('not listening');
+    });
+    for (const name of ['pg0', 'pg1']) {
+      const home = owned(join(dir, name));
+      specs.push({ name, pgPort: await freePort(), restPort: await freePort(), dataDir: join(home, 'data'), socketDir: home, pgpass: join(home, 'pgpass') });
+    }
+    const configFiles = specs.map((spec) => {
+      const file = join(dir, `${spec.name}.yml`);
+      writeFileSync(file, JSON.stringify(patroniConfig(cluster, spec), null, 2), { mode: 0o600 });
+      chownSync(file, user.uid, user.gid);
+      return file;
+    });
+    const launch = (i: number) => processes.set(specs[i]!.name, spawnLogged(specs[i]!.name, patroni, [configFiles[i]!]));
+    // The first node initialises the cluster alone; the second then copies it as a standby.
+    launch(0);
+    const nodes: PatroniNode[] = specs.map((spec, i) => {
+      const patroniPid = () => processes.get(spec.name)?.pid;
+      const signalBoth = (signal: NodeJS.Signals) => {
+        signalGroup(postmasterPid(spec.dataDir), signal);
+        signalGroup(patroniPid(), signal);
+      };
+      return {
+        name: spec.name,
+        restApi: `http://127.0.0.1:${spec.restPort}`,
+        url: (database = 'postgres') => `postgres://${SUPERUSER}:${cluster.superuserPassword}@127.0.0.1:${spec.pgPort}/${database}`,
+        kill: async () => {
+          const child = processes.get(spec.name);
+          signalBoth('SIGKILL');
+          if (child) await exitOf(child);
+        },
+        stop: async () => {
+          const child = processes.get(spec.name);
+          if (child) await stopProcess(child, { name: `patroni ${spec.name}`, signal: 'SIGTERM', graceMs: 30_000, log });
+        },
+        sigstop: () => signalBoth('SIGSTOP'),
+        sigcont: () => signalBoth('SIGCONT'),
+        restart: () => {
+          const child = processes.get(spec.name);
+          if (child && isRunning(child)) throw new Error(`patroni ${spec.name} is still running`);
+          launch(i);
+        },
+      };
+    });
+
+    const primary = async (timeoutMs = 60_000) => {
+      let name: string | undefined;
+      await waitFor(
+        'a Patroni primary',
+        async () => {
+          for (const node of nodes) if ((await restRole(node.restApi)) === 200) return void (name = node.name);
+          throw new Error('no node answers /primary with 200');
+        },
+        timeoutMs,
+      );
+      return name!;
+    };
+    await primary(120_000);
+    launch(1);
+    proxy = await startHAProxy({
+      dir: owned(join(dir, 'haproxy')),
+      listeners: [
+        postgresPrimaryListener({ port: proxyPort, nodes: specs.map((s) => ({ name: s.name, host: '127.0.0.1', port: s.pgPort, restPort: s.restPort })) }),
+      ],
+      log,
+    });
+    const databaseUrl = `postgres://${SUPERUSER}:${cluster.superuserPassword}@127.0.0.1:${proxyPort}/postgres`;
+    await waitFor('a synchronous standby streaming from the primary', () => syncStandbyStreaming(databaseUrl), 180_000);
+    let stopped = false;
+    return {
+      databaseUrl,
+      nodes,
+      primary,
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        for (const node of nodes) node.sigcont();
+        await stopAll();
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
