@@ -25,9 +25,13 @@ export function patroniConfig(cluster: PatroniCluster, node: PatroniNodeSpec): o
   return {
     scope: cluster.scope,
     name: node.name,
-    log: { level: 'WARNING' },
+    log: { level: 'INFO' },
     restapi: { listen: loopback(node.restPort), connect_address: loopback(node.restPort) },
-    etcd3: { hosts: [loopback(cluster.etcdClientPort)] },
+    // etcd's v2 API, not etcd3: Debian's Patroni 3.0 renews the leader key through etcd3 with an
+    // unconditional put, so a primary that wakes after its key expired takes the key back from
+    // the node promoted meanwhile (two primaries, the newer one demoted and its timeline lost).
+    // Through v2 the renewal is a compare-and-swap on its own name, which then fails.
+    etcd: { host: loopback(cluster.etcdClientPort) },
     bootstrap: {
       dcs: {
         ttl: cluster.ttl,
@@ -86,5 +90,7 @@ export function etcdArgs(options: { name: string; clientPort: number; peerPort: 
     'new',
     '--log-level',
     'warn',
+    // Patroni's etcd client speaks the v2 API (see patroniConfig).
+    '--enable-v2=true',
   ];
 }

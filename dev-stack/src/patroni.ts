@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startHAProxy, type HAProxy } from './haproxy.ts';
@@ -36,6 +36,11 @@ export type PatroniStack = {
   nodes: PatroniNode[];
   /** The name of the node whose Patroni answers /primary with 200, waiting until one does. */
   primary: (timeoutMs?: number) => Promise<string>;
+  /**
+   * Waits until a standby streams synchronously from the primary and Patroni has it as the
+   * synchronous standby too (only that node may be promoted); resolves with its name.
+   */
+  synchronousStandby: (timeoutMs?: number) => Promise<string>;
   stop: () => Promise<void>;
 };
 
@@ -48,21 +53,44 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-/** Patroni starts the postmaster in a session of its own: its pid, from the data dir, is that group's. */
-function postmasterPid(dataDir: string): number | undefined {
+/** A process's name and parent from /proc/<pid>/stat ("pid (comm) state ppid ..."; comm may hold spaces). */
+function procStat(pid: number): { comm: string; ppid: number } | undefined {
   try {
-    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    return { comm: stat.slice(stat.indexOf('(') + 1, close), ppid: Number(stat.slice(close + 2).split(' ')[1]) };
   } catch {
     return undefined;
   }
 }
 
-function isPostgres(pid: number): boolean {
+/**
+ * The postmaster running on `dataDir` and its children. Each Postgres child is a session of its
+ * own, and Patroni starts the postmaster from a launcher in yet another, so no process group holds
+ * them all: a machine that stalls is imitated by signalling each.
+ */
+function postgresProcesses(dataDir: string): number[] {
+  let postmaster: number;
   try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+    postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   } catch {
-    return false;
+    return [];
+  }
+  if (!Number.isInteger(postmaster) || postmaster <= 1 || procStat(postmaster)?.comm !== 'postgres') return [];
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => procStat(pid)?.ppid === postmaster);
+  return [postmaster, ...children];
+}
+
+function signalEach(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* gone already */
+    }
   }
 }
 
@@ -76,15 +104,31 @@ async function restRole(restApi: string): Promise<number> {
   }
 }
 
-/** Whether the primary behind `url` has a synchronous standby streaming from it. */
-async function syncStandbyStreaming(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+type ClusterView = { members: { name: string; role: string; state: string }[] };
+
+/** Patroni's view of the cluster from the first node that answers. */
+async function clusterView(restApis: string[]): Promise<ClusterView> {
+  for (const api of restApis) {
+    try {
+      const response = await fetch(`${api}/cluster`, { signal: AbortSignal.timeout(1_000) });
+      if (response.ok) return (await response.json()) as ClusterView;
+    } catch {
+      /* the next node may answer */
+    }
+  }
+  throw new Error('no Patroni REST API answers');
+}
+
+/** The names of the standbys streaming synchronously from the primary behind `url`. */
+async function syncStandbysStreaming(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000, query_timeout: 5_000 });
+  client.on('error', () => undefined);
   try {
     await client.connect();
-    const { rows } = await client.query<{ n: number }>(
-      `select count(*)::int as n from pg_stat_replication where state = 'streaming' and sync_state = 'sync' and not pg_is_in_recovery()`,
+    const { rows } = await client.query<{ name: string }>(
+      `select application_name as name from pg_stat_replication where state = 'streaming' and sync_state = 'sync' and not pg_is_in_recovery()`,
     );
-    if (rows[0]?.n !== 1) throw new Error('no synchronous standby streaming yet');
+    return rows.map((r) => r.name);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -154,8 +198,7 @@ export async function startPatroni(options: { dir: string; log: (line: string) =
     for (const child of children) if (isRunning(child)) child.kill('SIGKILL');
     // A Postgres whose Patroni was killed outlives it (it runs in a session of its own).
     for (const spec of specs) {
-      const pid = postmasterPid(spec.dataDir);
-      if (pid !== undefined && isPostgres(pid)) signalGroup(pid, 'SIGKILL');
+      signalEach(postgresProcesses(spec.dataDir), 'SIGKILL');
     }
   };
 
@@ -180,7 +223,7 @@ export async function startPatroni(options: { dir: string; log: (line: string) =
     const nodes: PatroniNode[] = specs.map((spec, i) => {
       const patroniPid = () => processes.get(spec.name)?.pid;
       const signalBoth = (signal: NodeJS.Signals) => {
-        signalGroup(postmasterPid(spec.dataDir), signal);
+        signalEach(postgresProcesses(spec.dataDir), signal);
         signalGroup(patroniPid(), signal);
       };
       return {
@@ -228,12 +271,28 @@ export async function startPatroni(options: { dir: string; log: (line: string) =
       log,
     });
     const databaseUrl = `postgres://${SUPERUSER}:${cluster.superuserPassword}@127.0.0.1:${proxyPort}/postgres`;
-    await waitFor('a synchronous standby streaming from the primary', () => syncStandbyStreaming(databaseUrl), 180_000);
+    const synchronousStandby = async (timeoutMs = 120_000) => {
+      let name: string | undefined;
+      await waitFor(
+        'a synchronous standby streaming from the primary, known to Patroni as such',
+        async () => {
+          const streaming = await syncStandbysStreaming(databaseUrl);
+          const view = await clusterView(nodes.map((n) => n.restApi));
+          const sync = view.members.find((m) => m.role === 'sync_standby' && m.state === 'running' && streaming.includes(m.name));
+          if (!sync) throw new Error(`streaming synchronously: [${streaming.join(', ')}]; Patroni: ${JSON.stringify(view.members)}`);
+          name = sync.name;
+        },
+        timeoutMs,
+      );
+      return name!;
+    };
+    await synchronousStandby(180_000);
     let stopped = false;
     return {
       databaseUrl,
       nodes,
       primary,
+      synchronousStandby,
       stop: async () => {
         if (stopped) return;
         stopped = true;
