@@ -138,10 +138,12 @@ async function syncStandbysStreaming(url: string): Promise<string[]> {
  * Starts Postgres 15 with automatic failover on loopback: a single-member etcd, two Patroni nodes
  * (run as the postgres OS user, their data under `dir`) in synchronous mode, and HAProxy sending
  * connections to whichever node Patroni calls the primary (docs/adr/0050-postgres-failover.md).
- * Resolves once a primary has a streaming synchronous standby.
+ * Resolves once a primary has a standby streaming synchronously that Patroni names as such.
  */
 export async function startPatroni(options: { dir: string; log: (line: string) => void; ttl?: number; scope?: string }): Promise<PatroniStack> {
   const { dir, log } = options;
+  const ttl = options.ttl ?? 10;
+  if (!Number.isInteger(ttl) || ttl < 5) throw new Error(`the leader key's ttl must be a whole number of seconds, at least 5 (got ${ttl})`);
   const etcd = ensureInstalled('etcd', 'etcd-server', log, 'to run Postgres with failover');
   const patroni = ensureInstalled('patroni', 'patroni', log, 'to run Postgres with failover');
   ensureInstalled(`${PG15_BIN}/postgres`, 'postgresql-15', log, 'to run Postgres with failover');
@@ -176,7 +178,6 @@ export async function startPatroni(options: { dir: string; log: (line: string) =
     etcd,
     etcdArgs({ name: 'etcd0', clientPort: etcdClientPort, peerPort: etcdPeerPort, dataDir: owned(join(dir, 'etcd')) }),
   );
-  const ttl = options.ttl ?? 10;
   const cluster: PatroniCluster = {
     scope: options.scope ?? 'platform',
     etcdClientPort,
