@@ -147,9 +147,12 @@ describe('dev stack: Postgres with automatic failover (Patroni, etcd, HAProxy)',
     );
 
     assert.equal(await stack.primary(), promoted, 'the promoted node keeps the role');
-    assert.equal((await ids(stack.databaseUrl)).has(fencedId), false, 'the refused write is not on the new primary');
+    // Read on the node itself: HAProxy may not have checked it since its promotion.
+    assert.equal((await ids(node(promoted!).url())).has(fencedId), false, 'the refused write is not on the new primary');
     await rejoined(node(stalled), before);
     assert.equal((await ids(node(stalled).url())).has(fencedId), false, 'nor on the old primary once it rejoined');
-    await query(stack.databaseUrl, 'insert into writes (id) values ($1)', [nextId++]);
+    const id = nextId++;
+    await waitFor('a write through HAProxy', () => query(stack.databaseUrl, 'insert into writes (id) values ($1) on conflict do nothing', [id]));
+    assert.ok((await ids(node(promoted!).url())).has(id), 'HAProxy sends writes to the promoted node');
   });
 });
