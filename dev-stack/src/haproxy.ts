@@ -47,6 +47,8 @@ export async function startHAProxy(options: {
   mkdirSync(options.dir, { recursive: true });
   const configFile = join(options.dir, 'haproxy.cfg');
   writeChecked(haproxy, configFile, options.listeners, timeouts);
+  // Waiting for the ports would otherwise take another program that holds one for HAProxy.
+  for (const l of options.listeners) if (await portAnswers(l.port)) throw new Error(`port ${l.port} of listener ${l.name} is taken`);
   const child = spawn(haproxy, ['-Ws', '-f', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
