@@ -53,9 +53,27 @@ export async function startHAProxy(options: {
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
   const exited = exitOf(child);
-  const ready = listening(options.listeners);
-  const first = await Promise.race([ready.then(() => 'ready' as const), exited.then((e) => e)]);
-  if (first !== 'ready') throw new Error(`haproxy exited (${describeExit(first)}) before listening: ${stderr.trim()}`);
+  // A caller that exits without stop() would otherwise leave HAProxy holding its ports.
+  const killOnExit = () => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const stop = () => {
+    process.removeListener('exit', killOnExit);
+    return stopProcess(child, { name: 'haproxy', signal: 'SIGTERM', graceMs: 5_000, log: options.log });
+  };
+  const ready = listening(options.listeners).then(() => 'ready' as const);
+  // Still polling when HAProxy exits first: its failure then is no one's to handle.
+  ready.catch(() => undefined);
+  let first: Awaited<typeof exited> | 'ready';
+  try {
+    first = await Promise.race([ready, exited]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  if (first !== 'ready') {
+    process.removeListener('exit', killOnExit);
+    throw new Error(`haproxy exited (${describeExit(first)}) before listening: ${stderr.trim()}`);
+  }
   return {
     configFile,
     reload: async (listeners) => {
@@ -64,6 +82,6 @@ export async function startHAProxy(options: {
       child.kill('SIGUSR2');
       await listening(listeners);
     },
-    stop: () => stopProcess(child, { name: 'haproxy', signal: 'SIGTERM', graceMs: 5_000, log: options.log }),
+    stop,
   };
 }

@@ -192,7 +192,15 @@ export async function startPatroni(options: { dir: string; log: (line: string) =
   const processes = new Map<string, ChildProcess>();
   const specs: PatroniNodeSpec[] = [];
   let proxy: HAProxy | undefined;
+  // A caller that exits without stop() (a crash, an interrupted test run) would otherwise leave
+  // etcd, Patroni and Postgres running on their ports; 'exit' handlers may only act synchronously.
+  const killOnExit = () => {
+    for (const child of children) if (isRunning(child)) signalGroup(child.pid, 'SIGKILL');
+    for (const spec of specs) signalEach(postgresProcesses(spec.dataDir), 'SIGKILL');
+  };
+  process.once('exit', killOnExit);
   const stopAll = async () => {
+    process.removeListener('exit', killOnExit);
     await proxy?.stop();
     for (const child of [...processes.values()]) await stopProcess(child, { name: 'patroni', signal: 'SIGTERM', graceMs: 30_000, log });
     await stopProcess(etcdProcess, { name: 'etcd', signal: 'SIGTERM', graceMs: 10_000, log });
