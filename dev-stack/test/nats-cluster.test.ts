@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectNats, createLogger, durableConsumer, ensureStreams, jetstream, jetstreamManager, streams, type NatsConnection } from '@platform/shared';
-import { startNatsCluster, type NatsCluster, type NatsClusterNode } from '@platform/dev-stack/nats-cluster';
+import { startNatsCluster, type NatsCluster } from '@platform/dev-stack/nats-cluster';
 import { waitFor } from '@platform/dev-stack/ports';
 
 // Three real nats-server processes in one cluster; the streams are the platform's own (shared/src/nats.ts).
@@ -16,14 +16,6 @@ function keptLogger() {
   const lines: { message: string; [key: string]: unknown }[] = [];
   logger.on('data', (line: { message: string }) => lines.push(line));
   return { logger, lines };
-}
-
-/** This node's own copy of a stream, as its monitoring listener shows it. */
-async function nodeCopy(node: NatsClusterNode, stream: string): Promise<{ messages: number; last_seq: number } | undefined> {
-  const response = await fetch(`${node.monitorUrl}/jsz?accounts=true&streams=true`);
-  const body = (await response.json()) as { account_details?: { stream_detail?: { name: string; state: { messages: number; last_seq: number } }[] }[] };
-  const details = (body.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
-  return details.find((d) => d.name === stream)?.state;
 }
 
 async function deleteStreams(nc: NatsConnection) {
@@ -48,6 +40,10 @@ describe('dev stack: a three-node NATS cluster and replicated streams', function
     rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(() => deleteStreams(nc));
+  // A node a failed test left killed is started again, so that the next test has three.
+  afterEach(async () => {
+    for (const node of cluster.nodes) if (!node.running()) await node.restart();
+  });
 
   it('starts three nodes agreeing on a JetStream meta leader, the client URL listing each of them', async () => {
     assert.equal(cluster.nodes.length, 3);
@@ -105,60 +101,114 @@ describe('dev stack: a three-node NATS cluster and replicated streams', function
     const jsm = await jetstreamManager(nc);
     const js = jetstream(nc);
     const acknowledged = new Set<number>();
-    /** Publishes until acknowledged: a publish during the election may time out; the message id makes a repeat stored once. */
+    /**
+     * Publishes until acknowledged, for up to 30 s: a publish during an election (4–9 s in
+     * nats-server 2.9) times out or finds no responders; the message id keeps a repeat single.
+     */
     const publish = async (i: number) => {
-      for (let attempt = 0; ; attempt++) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
         try {
           await js.publish('platform.test.chaos', JSON.stringify({ i }), { msgID: `chaos-${i}`, timeout: 2000 });
           acknowledged.add(i);
           return;
         } catch (error) {
-          if (attempt >= 30) throw error;
+          if (Date.now() > deadline) throw error;
           await new Promise((r) => setTimeout(r, 200));
         }
       }
     };
     for (let i = 0; i < 50; i++) await publish(i);
-
-    const leaderName = (await jsm.streams.info(streams.platform.name)).cluster?.leader;
-    const leader = cluster.nodes.find((n) => n.name === leaderName);
-    assert.ok(leader, `the stream leader ${leaderName} is a node of the cluster`);
-    const killedAt = performance.now();
-    await leader.kill();
-    assert.equal(leader.running(), false);
-    await publish(50);
-    console.log(`      stream leader ${leader.name} killed: next acknowledged publish after ${Math.round(performance.now() - killedAt)} ms`);
-    for (let i = 51; i < 100; i++) await publish(i);
-
-    const info = await jsm.streams.info(streams.platform.name);
-    assert.notEqual(info.cluster?.leader, leader.name, 'another node leads the stream');
-    assert.equal(info.state.messages, 100);
-
+    // The durable exists before the crash, as a service's does; its leader moves with the stream's.
     const consumer = await durableConsumer(nc, { stream: streams.platform.name, subject: 'platform.test.chaos', durable: 'chaos', ackWaitMs: 5000 });
     const read = new Set<number>();
-    while (read.size < acknowledged.size) {
-      const batch = await consumer.fetch({ max_messages: 100, expires: 2000 });
-      let got = 0;
-      for await (const message of batch) {
-        read.add((message.json() as { i: number }).i);
-        message.ack();
-        got++;
+    /** Reads and acknowledges until `count` messages were read; a pull during an election may fail or come back empty. */
+    const readUntil = async (count: number) => {
+      const deadline = Date.now() + 30_000;
+      while (read.size < count && Date.now() < deadline) {
+        try {
+          for await (const message of await consumer.fetch({ max_messages: 100, expires: 1000 })) {
+            read.add((message.json() as { i: number }).i);
+            message.ack();
+          }
+        } catch {
+          await new Promise((r) => setTimeout(r, 200));
+        }
       }
-      if (got === 0) break;
-    }
-    assert.deepEqual(
-      [...acknowledged].filter((i) => !read.has(i)),
-      [],
-      'every acknowledged message is read',
-    );
+    };
+    await readUntil(25);
 
-    await leader.restart();
-    await waitFor('the restarted node caught up', async () => {
-      const copy = await nodeCopy(leader, streams.platform.name);
-      assert.equal(copy?.messages, 100);
-      const peer = (await jsm.streams.info(streams.platform.name)).cluster?.replicas?.find((r) => r.name === leader.name);
-      assert.ok(peer?.current && !peer.offline, `${leader.name} is current`);
+    /** The stream's state, asked again while the cluster elects a leader (the request then times out). */
+    const streamInfo = async () => {
+      let info: Awaited<ReturnType<typeof jsm.streams.info>> | undefined;
+      await waitFor('the stream info', async () => (info = await jsm.streams.info(streams.platform.name)));
+      return info!;
+    };
+    const missing = () => [...acknowledged].filter((i) => !read.has(i));
+    const nodeNamed = (name: string | undefined) => {
+      const node = cluster.nodes.find((n) => n.name === name);
+      assert.ok(node, `${name} is a node of the cluster`);
+      return node;
+    };
+
+    const first = nodeNamed((await streamInfo()).cluster?.leader);
+    const killedAt = performance.now();
+    await first.kill();
+    assert.equal(first.running(), false);
+    await publish(50);
+    console.log(`      stream leader ${first.name} killed: next acknowledged publish after ${Math.round(performance.now() - killedAt)} ms`);
+    for (let i = 51; i < 100; i++) await publish(i);
+    const afterFirst = await streamInfo();
+    assert.notEqual(afterFirst.cluster?.leader, first.name, 'another node leads the stream');
+    assert.equal(afterFirst.state.messages, 100);
+    await readUntil(acknowledged.size);
+    assert.deepEqual(missing(), [], 'every acknowledged message is read');
+
+    // Restarted, the node rejoins; then the node that leads now is killed, so that the stream goes
+    // on only with the restarted node in its majority, and serves every message it acknowledged.
+    await first.restart();
+    await waitFor(`${first.name} among the stream's replicas again`, async () => {
+      const peer = (await jsm.streams.info(streams.platform.name)).cluster?.replicas?.find((r) => r.name === first.name);
+      assert.ok(peer?.current && !peer.offline, JSON.stringify(peer));
     });
-    assert.equal((await nodeCopy(leader, streams.platform.name))?.last_seq, info.state.last_seq);
+    const second = nodeNamed((await streamInfo()).cluster?.leader);
+    const secondKilledAt = performance.now();
+    await second.kill();
+    await publish(100);
+    console.log(`      then ${second.name} killed: next acknowledged publish after ${Math.round(performance.now() - secondKilledAt)} ms`);
+    for (let i = 101; i < 110; i++) await publish(i);
+    const afterSecond = await streamInfo();
+    assert.notEqual(afterSecond.cluster?.leader, second.name);
+    assert.equal(afterSecond.state.messages, 110);
+    for (let seq = 1; seq <= 110; seq++) {
+      const stored = await jsm.streams.getMessage(streams.platform.name, { seq });
+      assert.equal((stored?.json() as { i: number }).i, seq - 1, `message ${seq} served by ${afterSecond.cluster?.leader}`);
+    }
+    await readUntil(acknowledged.size);
+    assert.deepEqual(missing(), [], 'every acknowledged message is read');
+  });
+
+  it('refuses more replicas than a single nats-server holds, saying which setting to change, and changes no stream', async () => {
+    const url = process.env.NATS_URL;
+    if (!url) throw new Error('NATS_URL is not set: run the tests with `npm test`');
+    const single = await connectNats(url, 'single-server-test');
+    try {
+      const jsm = await jetstreamManager(single);
+      const look = () =>
+        Promise.all(
+          Object.values(streams).map((s) =>
+            jsm.streams.info(s.name).then(
+              (i) => i.config.num_replicas,
+              () => 'absent',
+            ),
+          ),
+        );
+      const before = await look();
+      await assert.rejects(ensureStreams(single, { replicas: 3 }), /^Error: NATS refused 3 replicas of the stream \w+ .*: set NATS_STREAM_REPLICAS to at most/);
+      assert.deepEqual(await look(), before);
+      assert.ok(before.every((r) => r === 1 || r === 'absent'));
+    } finally {
+      await single.close();
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { Logger } from './logger.ts';
 
 export type { NatsConnection };
 export { AckPolicy, DeliverPolicy, jetstream, jetstreamManager };
-import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type ClusterInfo } from '@nats-io/jetstream';
 
 /** Subjects of contracts/events.asyncapi.yaml. */
 export const subjects = {
@@ -85,7 +85,10 @@ export async function ensureStreams(nc: NatsConnection, options: { replicas?: nu
     let info = await jsm.streams.info(stream.name).catch(notFound);
     if (!info) {
       const config = { name: stream.name, subjects: [...stream.subjects], max_age: nanos(stream.maxAgeMs) };
-      const created = await jsm.streams.add({ ...config, ...(options.replicas ? { num_replicas: options.replicas } : {}) }).catch(alreadyMade);
+      const created = await jsm.streams
+        .add({ ...config, ...(options.replicas ? { num_replicas: options.replicas } : {}) })
+        .catch(alreadyMade)
+        .catch(replicasRefused(stream.name, options.replicas));
       if (created) {
         options.logger?.info('stream created', { stream: stream.name, replicas: created.config.num_replicas });
         continue;
@@ -94,9 +97,27 @@ export async function ensureStreams(nc: NatsConnection, options: { replicas?: nu
     }
     const before = info.config.num_replicas;
     if (options.replicas === undefined || before === options.replicas) continue;
-    await jsm.streams.update(stream.name, { num_replicas: options.replicas });
-    options.logger?.info('stream replicas changed', { stream: stream.name, from: before, to: options.replicas });
+    await jsm.streams.update(stream.name, { num_replicas: options.replicas }).catch(replicasRefused(stream.name, options.replicas));
+    const waitedMs = await settled(() => jsm.streams.info(stream.name), options.replicas);
+    options.logger?.info('stream replicas changed', { stream: stream.name, from: before, to: options.replicas, settled_ms: waitedMs });
   }
+}
+
+/**
+ * Waits until the stream has a leader and every other replica is current: while JetStream moves a
+ * stream to more servers, its publishes get no answer for a moment, and a service that starts
+ * publishing then would see its first messages fail. Gives up after 30 s (the stream still works
+ * once it settles). Returns the time waited.
+ */
+async function settled(info: () => Promise<{ cluster?: ClusterInfo }>, replicas: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < 30_000) {
+    const cluster = (await info().catch(() => undefined))?.cluster;
+    const peers = cluster?.replicas ?? [];
+    if (cluster?.leader && peers.length === replicas - 1 && peers.every((p) => p.current && !p.offline)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return Date.now() - started;
 }
 
 /** Undefined for a stream that does not exist; any other failure (no JetStream leader, no answer) stops the start. */
@@ -110,6 +131,21 @@ function alreadyMade(error: unknown): undefined {
   if (error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE) return undefined;
   throw error;
 }
+
+/** A refusal of more copies than the servers can hold (a single server, a smaller cluster), said with its fix. */
+function replicasRefused(stream: string, replicas: number | undefined) {
+  return (error: unknown): never => {
+    if (!replicas || replicas === 1 || !(error instanceof JetStreamApiError) || !REPLICAS_REFUSED.includes(error.code)) throw error;
+    const fix = 'set NATS_STREAM_REPLICAS to at most the number of NATS servers with JetStream (1 for a single server)';
+    throw new Error(`NATS refused ${replicas} replicas of the stream ${stream} (${error.message}): ${fix}`, { cause: error });
+  };
+}
+
+/**
+ * JetStream's error codes for too many copies: replicas on a server outside a cluster, no servers
+ * enough to place them, not resources enough.
+ */
+const REPLICAS_REFUSED = [10074, 10005, 10023];
 
 /** JetStream's error code for "stream name already in use with a different configuration". */
 const STREAM_NAME_IN_USE = 10058;
