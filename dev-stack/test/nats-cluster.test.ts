@@ -96,6 +96,24 @@ describe('dev stack: a three-node NATS cluster and replicated streams', function
     assert.deepEqual(again.lines, [], 'nothing to change the second time');
   });
 
+  it("lets each service's own bus user change the streams' replicas, as both do at start", async () => {
+    await ensureStreams(nc, { replicas: 1 });
+    const jsm = await jetstreamManager(nc);
+    for (const [service, replicas] of [
+      ['management', 3],
+      ['data', 2],
+    ] as const) {
+      const own = await connectNats(cluster.serviceUrls[service], `${service}-service`);
+      try {
+        await ensureStreams(own, { replicas });
+      } finally {
+        await own.close();
+      }
+      for (const stream of Object.values(streams))
+        assert.equal((await jsm.streams.info(stream.name)).config.num_replicas, replicas, `${service}: ${stream.name}`);
+    }
+  });
+
   it('loses nothing acknowledged when the stream leader is killed; the node rejoins and catches up', async () => {
     await ensureStreams(nc, { replicas: 3 });
     const jsm = await jetstreamManager(nc);
