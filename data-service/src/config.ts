@@ -80,10 +80,15 @@ export const dataSettings = {
     default: 5_000,
     parse: parsers.integer(0, 600_000),
   },
-  NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
+  NATS_URL: {
+    description: "NATS server with JetStream, e.g. nats://127.0.0.1:4222, or a cluster's servers comma-separated (nats://10.0.0.1:4222,10.0.0.2:4222)",
+    required: true,
+    parse: parsers.natsServers,
+  },
   // The service's own user on the bus (docs/adr/0026-bus-authorization.md); credentials in NATS_URL work too.
   NATS_USER: { description: 'user name on the NATS server (e.g. data-service); none: the one in NATS_URL, if any', parse: parsers.string },
   NATS_PASSWORD: { description: 'password of NATS_USER', secret: true, parse: parsers.string },
+  NATS_STREAM_REPLICAS: service.NATS_STREAM_REPLICAS,
   API_KEY_CACHE_MS: {
     description: 'how long the tenant and id an API key names are cached (revocation is checked every TOKEN_REVOCATION_CHECK_MS regardless)',
     default: 30_000,

@@ -1,6 +1,16 @@
 import pg from 'pg';
 import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
-import { Resources, buildInfo, cachedPerKey, connectNats, createRevocationCache, listen, postgresRateLimitStore, type Logger } from '@platform/shared';
+import {
+  Resources,
+  buildInfo,
+  cachedPerKey,
+  connectNats,
+  createRevocationCache,
+  ensureStreams,
+  listen,
+  postgresRateLimitStore,
+  type Logger,
+} from '@platform/shared';
 import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
 import { readTenantRateLimits } from './auth/rate-limits.ts';
 import { Outage, type OutageChange } from './domain/outage.ts';
@@ -51,6 +61,8 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     // would otherwise stop the process; the pool drops that connection and opens another.
     pool.on('error', (error) => logger.warn('idle Postgres connection lost', { error: error.message }));
     const nats = resources.add(await connectNats(config.NATS_URL, 'data-service', { user: config.NATS_USER, pass: config.NATS_PASSWORD }), (n) => n.drain());
+    // The streams' replicas are set here, before the optimizer's consumers, which make sure of the streams only.
+    await ensureStreams(nats, { replicas: config.NATS_STREAM_REPLICAS, logger });
     // docs/adr/0024-observability.md: this service's own registry and spans.
     const registry = createMetricsRegistry('data-service');
     const metrics = dataMetrics(registry, pool, duck, logger);

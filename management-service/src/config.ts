@@ -69,10 +69,15 @@ export const managementSettings = {
     parse: parsers.url('postgres', 'postgresql'),
   },
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections', default: 10, parse: parsers.integer(1, 500) },
-  NATS_URL: { description: 'NATS server with JetStream, e.g. nats://127.0.0.1:4222', required: true, parse: parsers.url('nats', 'tls') },
+  NATS_URL: {
+    description: "NATS server with JetStream, e.g. nats://127.0.0.1:4222, or a cluster's servers comma-separated (nats://10.0.0.1:4222,10.0.0.2:4222)",
+    required: true,
+    parse: parsers.natsServers,
+  },
   // The service's own user on the bus (docs/adr/0026-bus-authorization.md); credentials in NATS_URL work too.
   NATS_USER: { description: 'user name on the NATS server (e.g. management-service); none: the one in NATS_URL, if any', parse: parsers.string },
   NATS_PASSWORD: { description: 'password of NATS_USER', secret: true, parse: parsers.string },
+  NATS_STREAM_REPLICAS: service.NATS_STREAM_REPLICAS,
   JWT_PRIVATE_KEY: {
     description: 'ES256 (P-256) private key in PKCS#8 PEM that signs access tokens; `npm run cli -- signing-key --out key.pem` makes one',
     required: true,

@@ -55,7 +55,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       createTracing({ service: 'management-service', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, exporter: options.spanExporter }),
       (t) => t.shutdown(),
     );
-    await ensureStreams(nats);
+    await ensureStreams(nats, { replicas: config.NATS_STREAM_REPLICAS, logger });
     const signer = await createTokenSigner(config.JWT_PRIVATE_KEY, config.JWT_ISSUER, config.ACCESS_TOKEN_TTL_SECONDS);
     const authenticate = createBearerAuthenticator({
       signer,

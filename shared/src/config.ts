@@ -81,6 +81,26 @@ export const parsers = {
       }
       return raw;
     },
+  /**
+   * A NATS server's URL, or a cluster's servers comma-separated, the others bare or as URLs
+   * (`nats://user:password@10.0.0.1:4222,10.0.0.2:4222`); credentials never appear in the message.
+   */
+  natsServers: (raw: string) => {
+    const [first, ...others] = raw.split(',').map((part) => part.trim());
+    const scheme = /^([a-z]+):\/\//.exec(first!)?.[1] ?? '';
+    for (const [i, part] of [first!, ...others].entries()) {
+      try {
+        if (part === '') throw new Error('nothing between two commas');
+        const url = parsers.url('nats', 'tls')(part.includes('://') || i === 0 ? part : `${scheme}://${part}`);
+        if (new URL(url).hostname === '') throw new Error(`"${part.replace(/\/\/[^@/]*@/, '//***@')}" names no host`);
+      } catch (error) {
+        const which = others.length > 0 ? `server ${i + 1} of ${others.length + 1}: ` : '';
+        const example = 'e.g. nats://127.0.0.1:4222, or a cluster: nats://10.0.0.1:4222,10.0.0.2:4222';
+        throw new Error(`${which}${(error as Error).message}, ${example}`, { cause: error });
+      }
+    }
+    return raw;
+  },
   oneOf:
     <T extends string>(...values: T[]) =>
     (raw: string) => {

@@ -2,8 +2,8 @@ import { parsers } from './config.ts';
 
 /**
  * The settings every service reads the same way: how it sits behind proxies, stops, exposes its
- * metrics and traces, and logs. One definition, so that the services cannot drift apart in a bound
- * or a description; each service places them in its own settings, in the order its help lists them.
+ * metrics and traces, how many copies of the streams it asks NATS for, and logs. One definition,
+ * so that the services cannot drift apart in a bound or a description; each service places them in its own settings, in the order its help lists them.
  * Only the metrics port differs, so that both services can run on one host with their defaults.
  */
 export function serviceSettings(options: { metricsPort: number }) {
@@ -31,6 +31,12 @@ export function serviceSettings(options: { metricsPort: number }) {
       description:
         'OTLP/HTTP endpoint that receives the trace spans (`/v1/traces` is appended), e.g. http://otel-collector:4318; unset: no span leaves the process',
       parse: parsers.url('http', 'https'),
+    },
+    NATS_STREAM_REPLICAS: {
+      description:
+        'copies of each JetStream stream kept by the NATS cluster (3 in a three-node cluster); set at start on streams made with another number; 1 for a single nats-server (docs/adr/0051-replicated-streams.md)',
+      default: 1,
+      parse: parsers.integer(1, 5),
     },
     LOG_LEVEL: { description: 'winston log level', default: 'info', parse: parsers.oneOf('error', 'warn', 'info', 'debug') },
   } as const;

@@ -20,8 +20,15 @@ export const SERVICE_USERS = { management: 'management-service', data: 'data-ser
 /** The durable consumer the management service reads results through (its default; docs/adr/0021-optimizations.md). */
 const RESULTS_DURABLE = 'management-optimizer-results';
 
-/** The JetStream API a service needs to make sure of the streams (both call ensureStreams at start). */
-const streamApi = Object.values(streams).flatMap((s) => [`$JS.API.STREAM.INFO.${s.name}`, `$JS.API.STREAM.CREATE.${s.name}`]);
+/**
+ * The JetStream API a service needs to make sure of the streams (both call ensureStreams at start),
+ * their number of replicas included (docs/adr/0051-replicated-streams.md).
+ */
+const streamApi = Object.values(streams).flatMap((s) => [
+  `$JS.API.STREAM.INFO.${s.name}`,
+  `$JS.API.STREAM.CREATE.${s.name}`,
+  `$JS.API.STREAM.UPDATE.${s.name}`,
+]);
 
 /** Create (both request forms), look up and pull from one durable consumer, and acknowledge its messages. */
 function durableConsumerApi(stream: string, durable: string): string[] {
