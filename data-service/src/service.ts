@@ -1,15 +1,18 @@
 import pg from 'pg';
-import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
 import {
   Resources,
   buildInfo,
   cachedPerKey,
   connectNats,
+  createMetricsRegistry,
   createRevocationCache,
+  createTracing,
   ensureStreams,
   listen,
   postgresRateLimitStore,
+  serveMetrics,
   type Logger,
+  type SpanExporter,
 } from '@platform/shared';
 import { createApiKeyVerifier, readApiKeyRevocations, revocationsThroughOutage } from './auth/api-keys.ts';
 import { readTenantRateLimits } from './auth/rate-limits.ts';

@@ -3,13 +3,16 @@ import {
   buildInfo,
   cachedPerKey,
   connectNats,
+  createMetricsRegistry,
   createRevocationCache,
+  createTracing,
   ensureStreams,
   listen,
   postgresRateLimitStore,
+  serveMetrics,
   type Logger,
+  type SpanExporter,
 } from '@platform/shared';
-import { createMetricsRegistry, createTracing, serveMetrics, type SpanExporter } from '@platform/shared';
 import { createBearerAuthenticator } from './auth/authenticate.ts';
 import { createLoginThrottle } from './auth/login-throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
