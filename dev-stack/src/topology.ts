@@ -2,7 +2,7 @@
 // failover (Patroni, etcd, HAProxy on /primary), a three-node NATS cluster with JetStream and MQTT
 // and every stream in three copies, two replicas of each service, and HAProxy in HTTP mode in front
 // of each service. stop() ends them in reverse order: HAProxy, the replicas, NATS, Postgres.
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Resources } from '@platform/shared';
 import { serviceReplicasListener } from './haproxy-config.ts';
@@ -54,6 +54,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
   const resources = new Resources();
   return resources.build(async () => {
     rmSync(dir, { recursive: true, force: true });
+    for (let replica = 0; replica < REPLICAS; replica++) mkdirSync(join(dir, `data-${replica}`), { recursive: true });
     log('starting Postgres 15 with failover (etcd, two Patroni nodes, HAProxy on /primary)');
     const patroni = resources.add(await startPatroni({ dir: join(dir, 'patroni'), log }), (p) => p.stop());
     log('starting a three-node NATS cluster with JetStream and MQTT');

@@ -110,7 +110,7 @@ describe('dev stack: the topology on one machine', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the demo tenant through HAProxy: a user and a portfolio on the failover database, the streams in three copies', async () => {
+  it('serves the demo tenant through HAProxy: a user and a portfolio on the failover database, both services ready on two replicas each', async () => {
     const t = topology!;
     const login = await call(`${t.managementUrl}/auth/login/`, { body: { access_key_id: t.tenant.accessKeyId, secret_access_key: t.tenant.secret } });
     assert.equal(login.status, 200, login.text);
@@ -129,7 +129,7 @@ describe('dev stack: the topology on one machine', function () {
     assert.equal(t.replicas.data.length, 2);
   });
 
-  it('a management replica killed (SIGKILL) under load costs the client no request; it restarts and HAProxy takes it back', async () => {
+  it('a management replica killed (SIGKILL) under load costs the client no request; it restarts, HAProxy takes it back, and a rolling restart (SIGTERM) costs none either', async () => {
     const t = topology!;
     const [first, second] = t.replicas.management;
     const scenario = (async () => {
