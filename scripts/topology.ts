@@ -6,6 +6,7 @@
 // MANAGEMENT_PORT / DATA_PORT move HAProxy's listeners; PLATFORM_DATA_DIR moves .data/.
 import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { Resources } from '@platform/shared';
 import { postgresSystemUser } from '@platform/dev-stack/postgres';
 import { startTopology, type Topology } from '@platform/dev-stack/topology';
 
@@ -14,6 +15,8 @@ const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
 const DATA_PORT = Number(process.env.DATA_PORT ?? 8081);
 const log = (line: string) => console.log(`[topology] ${line}`);
 
+// What runs is added to `resources` as it starts, so that a Ctrl-C during the start stops what is already there.
+const resources = new Resources();
 let topology: Topology | undefined;
 let stopping = false;
 
@@ -21,7 +24,7 @@ async function stopAll(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   log('stopping');
-  await topology?.stop().catch((error) => log((error as Error).message));
+  await resources.closeAll().catch((error) => log((error as Error).message));
   process.exit(code);
 }
 // The services run in process groups of their own, so Ctrl-C reaches only this process, which stops
@@ -52,6 +55,7 @@ try {
     output: 'prefixed',
     ownProcessGroups: true,
     tenantId: 'demo',
+    resources,
   });
   const t = topology;
   const file = `${DATA}/topology.json`;

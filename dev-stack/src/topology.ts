@@ -28,6 +28,8 @@ export type TopologyOptions = {
   sample?: { instruments: number; years: number };
   /** The demo tenant's id. */
   tenantId?: string;
+  /** The caller's resources: what starts is added to them, and the caller closes them (also after a failed or interrupted start). */
+  resources?: Resources;
 };
 
 export type Topology = {
@@ -51,8 +53,8 @@ const STREAM_REPLICAS = '3';
 
 export async function startTopology(options: TopologyOptions): Promise<Topology> {
   const { dir, log } = options;
-  const resources = new Resources();
-  return resources.build(async () => {
+  const resources = options.resources ?? new Resources();
+  const start = async (): Promise<Topology> => {
     rmSync(dir, { recursive: true, force: true });
     for (let replica = 0; replica < REPLICAS; replica++) mkdirSync(join(dir, `data-${replica}`), { recursive: true });
     log('starting Postgres 15 with failover (etcd, two Patroni nodes, HAProxy on /primary)');
@@ -134,5 +136,6 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       nats,
       stop: () => (stopped ??= resources.closeAll()),
     };
-  });
+  };
+  return options.resources ? start() : resources.build(start);
 }
