@@ -66,6 +66,8 @@ try {
     access_key_id: t.tenant.accessKeyId,
     secret_access_key: t.tenant.secret,
     api_key: t.tenant.apiKey,
+    bus_username: t.tenant.busUsername,
+    bus_password: t.tenant.busPassword,
     database_url: t.databaseUrl,
     nats_url: t.natsUrl,
     mqtt_urls: t.mqttUrls,
@@ -76,7 +78,9 @@ try {
   log(`management interface: ${t.managementUrl} (HAProxy over ${replicas(t.replicas.management)})`);
   log(`data interface:       ${t.dataUrl} (HAProxy over ${replicas(t.replicas.data)})`);
   log(`Postgres 15:          ${t.patroni.nodes.map((n) => n.name).join(', ')} under Patroni, the primary through HAProxy`);
-  log(`NATS:                 ${t.nats.nodes.map((n) => `${n.name} :${n.port}`).join(', ')}; MQTT ${t.mqttUrls.join(', ')}`);
+  log(
+    `NATS:                 ${t.nats.nodes.map((n) => `${n.name} :${n.port}`).join(', ')}; MQTT ${t.mqttUrls.join(', ')} (bus_username and bus_password of the file below)`,
+  );
   log(`demo tenant credentials and URLs: ${file}`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {

@@ -4,6 +4,9 @@
 // of each service. stop() ends them in reverse order: HAProxy, the replicas, NATS, Postgres.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import knex from 'knex';
+import { createBusCredential } from '@platform/management-service/admin/bus-credentials';
+import { startBusUsersSync } from '@platform/management-service/bus/sync';
 import { Resources } from '@platform/shared';
 import { serviceReplicasListener } from './haproxy-config.ts';
 import { startHAProxy } from './haproxy.ts';
@@ -40,7 +43,8 @@ export type Topology = {
   databaseUrl: string;
   natsUrl: string;
   mqttUrls: string[];
-  tenant: TenantCredentials;
+  /** With the tenant's login on NATS and MQTT (docs/adr/0026-bus-authorization.md). */
+  tenant: TenantCredentials & { busUsername: string; busPassword: string };
   replicas: { management: ServiceProcess[]; data: ServiceProcess[] };
   patroni: PatroniStack;
   nats: NatsCluster;
@@ -62,7 +66,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     log('starting a three-node NATS cluster with JetStream and MQTT');
     const nats = resources.add(await startNatsCluster({ dir: join(dir, 'nats'), mqtt: true, log }), (n) => n.stop());
 
-    let tenant: TenantCredentials | undefined;
+    let tenant: Topology['tenant'] | undefined;
     const sample: Record<string, string> = options.sample
       ? { SAMPLE_INSTRUMENTS: String(options.sample.instruments), SAMPLE_YEARS: String(options.sample.years) }
       : {};
@@ -75,7 +79,16 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       migrate: true,
       poolMax: 2,
       nats: { url: nats.url, serviceUrls: nats.serviceUrls },
-      prepare: async ({ db }) => void (tenant = await createTenantWithKeys(db, options.tenantId)),
+      prepare: async ({ db, databaseUrl }) => {
+        const keys = await createTenantWithKeys(db, options.tenantId);
+        const bus = await createBusCredential(db, keys.tenantId, 'created by the topology');
+        tenant = { ...keys, busUsername: bus.username, busPassword: bus.password };
+        // Tenants' bus logins reach every node through the cluster's shared users file, as with `npm start`.
+        const syncDb = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
+        const sync = startBusUsersSync({ db: syncDb, file: nats.users.file, source: nats.users.source, intervalMs: 2_000, reload: nats.reload, log });
+        resources.add(sync, () => sync.stop().then(() => syncDb.destroy()));
+        await sync.syncNow();
+      },
       services: {
         run: 'process',
         output: options.output,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { createConnection } from 'node:net';
 import { startTopology, type Topology } from '@platform/dev-stack/topology';
 
 // The production shape on loopback with real processes: Patroni, a NATS cluster, two replicas of
@@ -39,6 +40,28 @@ async function call(
     body = undefined;
   }
   return { status: res.status, body, text };
+}
+
+/** The return code of an MQTT 3.1.1 CONNACK for a login (0 accepted, 5 not authorized), as nats-cluster.test.ts sends it. */
+function mqttLogin(url: string, user: string, pass: string): Promise<number> {
+  const { hostname, port } = new URL(url);
+  const text = (value: string) => {
+    const bytes = Buffer.from(value, 'utf8');
+    return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
+  };
+  const body = Buffer.concat([text('MQTT'), Buffer.from([4, 0xc2, 0, 60]), text(`probe-${port}`), text(user), text(pass)]);
+  const packet = Buffer.concat([Buffer.from([0x10, body.length]), body]);
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(Number(port), hostname, () => socket.write(packet));
+    const timer = setTimeout(() => (socket.destroy(), reject(new Error(`no CONNACK from ${url}`))), 10_000);
+    socket.once('data', (answer: Buffer) => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (answer[0] === 0x20) resolve(answer[3]!);
+      else reject(new Error(`not a CONNACK: ${answer.toString('hex')}`));
+    });
+    socket.once('error', (error) => (clearTimeout(timer), reject(error)));
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -110,7 +133,7 @@ describe('dev stack: the topology on one machine', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the demo tenant through HAProxy: a user and a portfolio on the failover database, both services ready on two replicas each', async () => {
+  it("serves the demo tenant through HAProxy: a user and a portfolio on the failover database, both services ready on two replicas each, the tenant's bus login accepted on every MQTT node", async () => {
     const t = topology!;
     const login = await call(`${t.managementUrl}/auth/login/`, { body: { access_key_id: t.tenant.accessKeyId, secret_access_key: t.tenant.secret } });
     assert.equal(login.status, 200, login.text);
@@ -125,6 +148,10 @@ describe('dev stack: the topology on one machine', function () {
     assert.equal(read.body.owned_by_user_id, userId);
     const data = await call(`${t.dataUrl}/readyz`);
     assert.equal(data.status, 200, data.text);
+    // The tenant's bus login reaches every node of the cluster; a wrong password is refused.
+    assert.equal(t.mqttUrls.length, 3);
+    for (const url of t.mqttUrls) assert.equal(await mqttLogin(url, t.tenant.busUsername, t.tenant.busPassword), 0, url);
+    assert.equal(await mqttLogin(t.mqttUrls[0]!, t.tenant.busUsername, `${t.tenant.busPassword}x`), 5);
     assert.equal(t.replicas.management.length, 2);
     assert.equal(t.replicas.data.length, 2);
   });
