@@ -25,6 +25,14 @@ export type HAProxyListener = {
   rise?: number;
   /** Cut the open connections of a server marked down, so that clients reconnect to another. */
   shutdownSessionsOnDown?: boolean;
+  /**
+   * HTTP mode only: a request whose server failed is sent again, up to `retries` times, to another
+   * server (`option redispatch`), for the failures named in `on` (HAProxy's `retry-on`). HAProxy
+   * itself retries any method; a request the server may already have acted on (anything but
+   * `conn-failure`) is retried here only when it is idempotent: GET, HEAD, OPTIONS, PUT, DELETE, or
+   * a request that carries an Idempotency-Key, which the services answer once per key.
+   */
+  retry?: { retries: number; on: ('conn-failure' | 'empty-response' | 'response-timeout')[] };
 };
 
 export type HAProxyTimeouts = { connectMs: number; clientMs: number; serverMs: number; checkMs: number };
@@ -60,6 +68,30 @@ function listenerSection(listener: HAProxyListener): string[] {
     const checkPort = server.checkPort === undefined ? '' : ` port ${port('check port', server.checkPort)}`;
     return `  server ${serverName} ${checked('host', server.host, HOST)}:${port('server port', server.port)} check${checkPort}`;
   });
+  return [...head(name, listener), ...retryLines(name, listener), ...servers];
+}
+
+function retryLines(name: string, listener: HAProxyListener): string[] {
+  const retry = listener.retry;
+  if (!retry) return [];
+  if (listener.mode !== 'http') throw new Error(`HAProxy listener ${name}: retries of requests need mode http`);
+  if (!Number.isInteger(retry.retries) || retry.retries < 1 || retry.retries > 10)
+    throw new Error(`HAProxy listener ${name}: ${retry.retries} retries is not 1 to 10`);
+  const kinds = ['conn-failure', 'empty-response', 'response-timeout'];
+  const unknown = retry.on.find((k) => !kinds.includes(k));
+  if (unknown !== undefined || retry.on.length === 0) throw new Error(`HAProxy listener ${name}: retry-on takes ${kinds.join(', ')}`);
+  return [
+    '  option redispatch',
+    `  retries ${retry.retries}`,
+    `  retry-on ${retry.on.join(' ')}`,
+    '  acl idempotent_method method GET HEAD OPTIONS PUT DELETE',
+    '  acl idempotency_key req.hdr(idempotency-key) -m found',
+    '  http-request disable-l7-retry unless idempotent_method || idempotency_key',
+  ];
+}
+
+function head(name: string, listener: HAProxyListener): string[] {
+  const status = listener.check.expectStatus ?? 200;
   const onDown = listener.shutdownSessionsOnDown === false ? '' : ' on-marked-down shutdown-sessions';
   return [
     `listen ${name}`,
@@ -68,7 +100,6 @@ function listenerSection(listener: HAProxyListener): string[] {
     `  option httpchk GET ${checked('check path', listener.check.path, PATH)}`,
     `  http-check expect status ${status}`,
     `  default-server inter ${listener.interMs ?? 1_000}ms fall ${listener.fall ?? 2} rise ${listener.rise ?? 1}${onDown}`,
-    ...servers,
   ];
 }
 
@@ -111,5 +142,26 @@ export function postgresPrimaryListener(options: {
     fall: 2,
     rise: 1,
     shutdownSessionsOnDown: true,
+  };
+}
+
+/**
+ * A service's replicas behind one HTTP listener: checked on /readyz every second, down after two
+ * failed checks, up again after one; a request whose replica refused the connection, closed it
+ * without an answer or did not answer in time goes to the other replica (at most twice), when it
+ * may be sent twice (see `retry`).
+ */
+export function serviceReplicasListener(options: { name: string; port: number; replicas: { name: string; port: number }[] }): HAProxyListener {
+  return {
+    name: options.name,
+    port: options.port,
+    mode: 'http',
+    check: { path: '/readyz', expectStatus: 200 },
+    servers: options.replicas.map((r) => ({ name: r.name, host: '127.0.0.1', port: r.port })),
+    interMs: 1_000,
+    fall: 2,
+    rise: 1,
+    shutdownSessionsOnDown: true,
+    retry: { retries: 2, on: ['conn-failure', 'empty-response', 'response-timeout'] },
   };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { postgresPrimaryListener, renderHAProxyConfig, type HAProxyListener } from '@platform/dev-stack/haproxy-config';
+import { postgresPrimaryListener, renderHAProxyConfig, serviceReplicasListener, type HAProxyListener } from '@platform/dev-stack/haproxy-config';
 
 const replicas = (over: Partial<HAProxyListener> = {}): HAProxyListener => ({
   name: 'management',
@@ -94,7 +94,42 @@ describe('dev stack: HAProxy config', () => {
       ['two listeners on one port', () => renderHAProxyConfig([replicas(), replicas({ name: 'other' })])],
       ['two listeners of one name', () => renderHAProxyConfig([replicas(), replicas({ port: 1 })])],
       ['a status that is none', () => renderHAProxyConfig([replicas({ check: { path: '/', expectStatus: 42 } })])],
+      ['retries of TCP connections', () => renderHAProxyConfig([replicas({ mode: 'tcp', retry: { retries: 2, on: ['conn-failure'] } })])],
+      ['no retries', () => renderHAProxyConfig([replicas({ retry: { retries: 0, on: ['conn-failure'] } })])],
+      [
+        'a failure kind HAProxy would read as a directive',
+        () => renderHAProxyConfig([replicas({ retry: { retries: 2, on: ['all-retryable-errors\n  bind :80' as 'conn-failure'] } })]),
+      ],
     ];
     for (const [what, render] of refused) assert.throws(render, /HAProxy/, what);
+  });
+
+  it("retries a service's failed requests on the other replica only when they may be sent twice", () => {
+    const listener = serviceReplicasListener({
+      name: 'management',
+      port: 18_080,
+      replicas: [
+        { name: 'management-0', port: 18_081 },
+        { name: 'management-1', port: 18_082 },
+      ],
+    });
+    const lines = section(renderHAProxyConfig([listener]), 'management');
+    assert.ok(lines.includes('  mode http'));
+    assert.ok(lines.includes('  option httpchk GET /readyz'));
+    assert.ok(lines.includes('  default-server inter 1000ms fall 2 rise 1 on-marked-down shutdown-sessions'));
+    assert.ok(lines.includes('  option redispatch'));
+    assert.ok(lines.includes('  retries 2'));
+    assert.ok(lines.includes('  retry-on conn-failure empty-response response-timeout'));
+    const disable = lines.findIndex((l) => l.startsWith('  http-request disable-l7-retry'));
+    assert.equal(lines[disable], '  http-request disable-l7-retry unless idempotent_method || idempotency_key');
+    assert.ok(lines.includes('  acl idempotent_method method GET HEAD OPTIONS PUT DELETE'));
+    assert.ok(lines.includes('  acl idempotency_key req.hdr(idempotency-key) -m found'));
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('  server ')),
+      ['  server management-0 127.0.0.1:18081 check', '  server management-1 127.0.0.1:18082 check'],
+    );
+    // Postgres's listener keeps no request to send again.
+    const postgres = renderHAProxyConfig([postgresPrimaryListener({ port: 5_000, nodes: [{ name: 'pg0', host: '127.0.0.1', port: 5_432, restPort: 8_008 }] })]);
+    assert.ok(!postgres.includes('retry-on'));
   });
 });
