@@ -26,7 +26,7 @@ const build = {
 async function call(
   url: string,
   init: { method?: string; body?: unknown; headers?: Record<string, string>; token?: string } = {},
-): Promise<{ status: number; body: any; text: string }> {
+): Promise<{ status: number; body: any; text: string; retryAfter: number }> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -39,7 +39,7 @@ async function call(
   } catch {
     body = undefined;
   }
-  return { status: res.status, body, text };
+  return { status: res.status, body, text, retryAfter: Number(res.headers.get('retry-after') ?? '1') };
 }
 
 /** The return code of an MQTT 3.1.1 CONNACK for a login (0 accepted, 5 not authorized), as nats-cluster.test.ts sends it. */
@@ -68,7 +68,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // A status a client sends again (the client package's rule): the proxy found no replica, or it failed.
 const retryable = (status: number) => status === 502 || status === 503 || status === 504;
 
-type Load = { requests: number; failures: string[]; retries: number; maxLatencyMs: number };
+type Load = { requests: number; failures: string[]; retries: number; rateLimited: number; maxLatencyMs: number };
 
 /**
  * A steady stream of reads and keyed writes until `until` settles, as a client sends them: a
@@ -76,7 +76,7 @@ type Load = { requests: number; failures: string[]; retries: number; maxLatencyM
  * Idempotency-Key, so that it takes effect once.
  */
 async function steadyLoad(topology: Topology, token: string, userId: string, until: Promise<unknown>): Promise<Load> {
-  const load: Load = { requests: 0, failures: [], retries: 0, maxLatencyMs: 0 };
+  const load: Load = { requests: 0, failures: [], retries: 0, rateLimited: 0, maxLatencyMs: 0 };
   let done = false;
   void until.finally(() => (done = true));
   const send = async (method: string, path: string, body?: unknown) => {
@@ -89,7 +89,14 @@ async function steadyLoad(topology: Topology, token: string, userId: string, unt
         await sleep(200 * attempt);
       }
       try {
-        const res = await call(topology.managementUrl + path, { method, body, headers, token });
+        let res = await call(topology.managementUrl + path, { method, body, headers, token });
+        // The tenant's rate limit answers 429 with Retry-After: the client waits that long and sends
+        // again (the client package's rule), which is no failure of the topology.
+        for (let limited = 0; res.status === 429 && limited < 10; limited++) {
+          load.rateLimited++;
+          await sleep(res.retryAfter * 1000);
+          res = await call(topology.managementUrl + path, { method, body, headers, token });
+        }
         if (!retryable(res.status)) {
           if (res.status >= 400) last = `${method} ${path}: ${res.status} ${res.text}`;
           else last = '';
@@ -181,7 +188,7 @@ describe('dev stack: the topology on one machine', function () {
     const load = await steadyLoad(t, token, userId, scenario);
     await scenario;
     console.log(
-      `      ${load.requests} requests (reads and keyed writes), ${load.failures.length} failed, ${load.retries} sent again by the client, slowest ${load.maxLatencyMs} ms`,
+      `      ${load.requests} requests (reads and keyed writes), ${load.failures.length} failed, ${load.retries} sent again by the client, ${load.rateLimited} waited out a 429, slowest ${load.maxLatencyMs} ms`,
     );
     assert.ok(load.requests > 0);
     assert.deepEqual(load.failures, []);
