@@ -103,8 +103,14 @@ function head(name: string, listener: HAProxyListener): string[] {
   ];
 }
 
-/** The whole haproxy.cfg for these listeners: pure, so that its rules are tested without a server. */
-export function renderHAProxyConfig(listeners: HAProxyListener[], timeouts: HAProxyTimeouts = defaultTimeouts): string {
+const SOCKET = /^\/[A-Za-z0-9_./-]{1,100}$/;
+
+/**
+ * The whole haproxy.cfg for these listeners: pure, so that its rules are tested without a server.
+ * With `runtimeSocket`, HAProxy's runtime API listens on that Unix socket (mode 0600, admin level):
+ * counters per server (`show stat`) and a server's state (`set server`).
+ */
+export function renderHAProxyConfig(listeners: HAProxyListener[], timeouts: HAProxyTimeouts = defaultTimeouts, runtimeSocket?: string): string {
   const names = listeners.map((l) => l.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice) throw new Error(`HAProxy listener ${twice} is named twice`);
@@ -114,6 +120,7 @@ export function renderHAProxyConfig(listeners: HAProxyListener[], timeouts: HAPr
   return [
     'global',
     '  maxconn 2000',
+    ...(runtimeSocket === undefined ? [] : [`  stats socket ${checked('runtime socket', runtimeSocket, SOCKET)} mode 600 level admin`]),
     '',
     'defaults',
     '  retries 2',

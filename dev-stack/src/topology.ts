@@ -9,7 +9,7 @@ import { createBusCredential } from '@platform/management-service/admin/bus-cred
 import { startBusUsersSync } from '@platform/management-service/bus/sync';
 import { Resources } from '@platform/shared';
 import { serviceReplicasListener } from './haproxy-config.ts';
-import { startHAProxy } from './haproxy.ts';
+import { startHAProxy, type HAProxy } from './haproxy.ts';
 import { startNatsCluster, type NatsCluster } from './nats-cluster.ts';
 import { startPatroni, type PatroniStack } from './patroni.ts';
 import { freePort } from './ports.ts';
@@ -31,6 +31,10 @@ export type TopologyOptions = {
   sample?: { instruments: number; years: number };
   /** The demo tenant's id. */
   tenantId?: string;
+  /** Robo-advice optimizations (the nightly run and operator requests); off unless asked for, as they cost CPU at start. */
+  optimizer?: boolean;
+  /** Added to every replica's environment (a benchmark's pool size, say). */
+  env?: { management?: Record<string, string>; data?: Record<string, string> };
   /** The caller's resources: what starts is added to them, and the caller closes them (also after a failed or interrupted start). */
   resources?: Resources;
 };
@@ -48,6 +52,8 @@ export type Topology = {
   replicas: { management: ServiceProcess[]; data: ServiceProcess[] };
   patroni: PatroniStack;
   nats: NatsCluster;
+  /** The services' HAProxy: listeners `management` and `data`, servers named as the replicas; counters and server states at run time. */
+  proxy: HAProxy;
   stop: () => Promise<void>;
 };
 
@@ -70,7 +76,8 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     const sample: Record<string, string> = options.sample
       ? { SAMPLE_INSTRUMENTS: String(options.sample.instruments), SAMPLE_YEARS: String(options.sample.years) }
       : {};
-    const common = { NATS_STREAM_REPLICAS: STREAM_REPLICAS, OPTIMIZER: 'false' };
+    const common = { NATS_STREAM_REPLICAS: STREAM_REPLICAS, OPTIMIZER: options.optimizer ? 'true' : 'false' };
+    const env = { management: { ...common, ...options.env?.management }, data: { ...common, ...options.env?.data } };
     // The first replica of each service starts with the database and signing key of startStack; the others join it.
     const stack = await startStack({
       log,
@@ -93,8 +100,8 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         run: 'process',
         output: options.output,
         ownProcessGroups: options.ownProcessGroups,
-        management: { replicas: REPLICAS, env: common },
-        data: { env: { ...common, DUCKDB_PATH: join(dir, 'data-0', 'data.duckdb'), SAMPLE_DATA: 'true', ...sample } },
+        management: { replicas: REPLICAS, env: env.management },
+        data: { env: { ...env.data, DUCKDB_PATH: join(dir, 'data-0', 'data.duckdb'), SAMPLE_DATA: 'true', ...sample } },
       },
     });
     const management = stack.processes.management;
@@ -109,7 +116,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         output: options.output,
         ownProcessGroup: options.ownProcessGroups,
         env: {
-          ...common,
+          ...env.data,
           DATABASE_URL: stack.databaseUrl,
           NATS_URL: stack.serviceNatsUrls.data,
           METRICS_PORT: '0',
@@ -124,7 +131,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     const ports = { management: options.managementPort ?? (await freePort()), data: options.dataPort ?? (await freePort()) };
     const portOf = (p: ServiceProcess) => Number(new URL(p.url).port);
     log('starting HAProxy in front of the replicas');
-    resources.add(
+    const proxy = resources.add(
       await startHAProxy({
         dir: join(dir, 'haproxy'),
         log,
@@ -147,6 +154,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       replicas: { management, data },
       patroni,
       nats,
+      proxy,
       stop: () => (stopped ??= resources.closeAll()),
     };
   };

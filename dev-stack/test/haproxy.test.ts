@@ -83,6 +83,34 @@ describe('dev stack: HAProxy in front of HTTP replicas', function () {
     assert.equal(await portAnswers(port), false, 'haproxy stopped');
   });
 
+  it("counts each server's requests and retries in the runtime API, and takes a server out of rotation there", async () => {
+    const port = await freePort();
+    // A third server that refuses every connection: each request HAProxy sends it is retried on another.
+    const gone = await freePort();
+    const servers = [...replicas, { name: 'gone', port: gone, ready: true, server: createServer() }];
+    const proxy = await startHAProxy({
+      dir,
+      listeners: [{ ...listener(port, servers), interMs: 60_000, retry: { retries: 2, on: ['conn-failure'] } }],
+      log: () => undefined,
+    });
+    try {
+      assert.deepEqual([...(await answers(port, 9))].sort(), ['a', 'b'], 'the refusing server never answers; its requests went to another');
+      const stats = await proxy.serverStats();
+      const of = (server: string) => stats.find((s) => s.listener === 'replicas' && s.server === server)!;
+      assert.equal(of('a').sessions + of('b').sessions, 9, 'every request answered by a or b');
+      assert.ok(of('gone').redispatches > 0, `the refused connections went on to another server: ${JSON.stringify(of('gone'))}`);
+
+      await proxy.setServerState('replicas', 'a', 'maint');
+      assert.match((await proxy.serverStats()).find((s) => s.server === 'a')!.status, /MAINT/);
+      assert.deepEqual([...(await answers(port, 6))], ['b'], 'a is out of rotation at once');
+      await proxy.setServerState('replicas', 'a', 'ready');
+      assert.ok((await answers(port, 8)).has('a'), 'and back');
+      await assert.rejects(proxy.setServerState('replicas', 'nobody', 'maint'), /HAProxy refused to set replicas\/nobody maint/);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
   it('refuses to start on a port that is taken, saying so, and leaves the port to its owner', async () => {
     const taken = replicas[0]!.port;
     await assert.rejects(
