@@ -108,6 +108,13 @@ try {
     utilisation: UTILISATION,
   });
 
+  const list = (o: Record<string, number>, least = 0) =>
+    Object.entries(o)
+      .filter(([, v]) => v >= least)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  /** The share of a core the data replicas kept busy while the run answered. */
+  const dataBusy = (n: NightlyFigures) => round((100 * sum(n.cpu_seconds, 'data')) / n.answered_s, 0);
   const w = management.windows;
   const meanOf = (replicas: number, pick: (x: (typeof w)[number]) => number) => {
     const v = w.filter((x) => x.replicas === replicas).map(pick);
@@ -149,17 +156,10 @@ try {
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...nightly.map(
       (n) =>
-        `| ${n.portfolios.toLocaleString('en')} | ${n.data_replicas} | ${n.written_s} s | ${n.answered_s} s | ${n.executed_s} s | **${n.optimizations_per_s}** | ${Object.entries(
-          n.solves,
-        )
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')} | ${Object.entries(n.cpu_ms_per_optimization)
-          .filter(([, v]) => v >= 0.05)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')} | ${round(100 * n.machine_busy_share, 0)} % | ${n.load_average_1min} |`,
+        `| ${n.portfolios.toLocaleString('en')} | ${n.data_replicas} | ${n.written_s} s | ${n.answered_s} s | ${n.executed_s} s | **${n.optimizations_per_s}** | ${list(n.outcomes)} | ${list(n.solves)} | ${list(n.cpu_ms_per_optimization, 0.05)} | ${round(100 * n.machine_busy_share, 0)} % | ${n.load_average_1min} |`,
     ),
     '',
-    `Two data replicas against one on ${COMPARE.toLocaleString('en')} portfolios: ${round(twoSmall.optimizations_per_s / oneSmall.optimizations_per_s)}× the optimizations/s; one replica alone: ${oneSmall.optimizations_per_s}/s.`,
+    `Two data replicas against one on ${COMPARE.toLocaleString('en')} portfolios: ${round(twoSmall.optimizations_per_s / oneSmall.optimizations_per_s)}× the optimizations/s; one replica alone: ${oneSmall.optimizations_per_s}/s, its process busy ${dataBusy(oneSmall)} % of one core meanwhile (with two: ${dataBusy(twoSmall)} % of a core for both together) while the machine's cores were ${round(100 * oneSmall.machine_busy_share, 0)} % busy: the solves are not what the batch waits for on this machine.`,
     '',
     `**(3) ${TARGET.portfolios.toLocaleString('en')} portfolios in one hour** need ${capacity.rate} optimizations/s. At the CPU per optimization of the ${full.portfolios.toLocaleString('en')}-portfolio run (data ${cpuMs.data} ms, management ${cpuMs.management} ms, Postgres ${cpuMs.postgres} ms, NATS ${cpuMs.nats} ms): data ${capacity.cores.data} cores → ${capacity.replicas.data} data replicas at ${UTILISATION * 100} % of their ${LIMITS.data}-core limit; management ${capacity.cores.management} cores → ${capacity.replicas.management} management replicas at ${UTILISATION * 100} % of ${LIMITS.management} core; Postgres ${capacity.cores.postgres} cores on the one primary; NATS ${capacity.cores.nats} cores over its three servers. At the rate one data replica reached here alone (${oneSmall.optimizations_per_s}/s, on two cores shared with everything), ${capacity.dataReplicasAtMeasuredRate} data replicas. Writing the batch's requests (one replica, in series): ${capacity.writeS} s of the hour.`,
     '',
