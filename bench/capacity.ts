@@ -70,18 +70,22 @@ try {
     log,
   });
   const management = await managementScaling({ topology, dir, middleware, recorder, rounds: ROUNDS, seconds: SECONDS, concurrency: CONCURRENCY, log });
+  log(`management: ${JSON.stringify(management)}`);
 
   log('(2) the nightly batch');
   const nightly: NightlyFigures[] = [];
   let tenant = 0;
-  const nightlyOf = (portfolios: number) => nightlyRun({ topology, db, dir, logDir, tenantId: `robo-${++tenant}`, portfolios, log });
+  const nightlyOf = async (portfolios: number) => {
+    const figures = await nightlyRun({ topology, db, dir, logDir, tenantId: `robo-${++tenant}`, portfolios, log });
+    log(`nightly: ${JSON.stringify(figures)}`);
+    return figures;
+  };
   nightly.push(await nightlyOf(COMPARE));
   const second = topology.replicas.data[1]!;
   await second.stop();
   nightly.push(await nightlyOf(COMPARE));
   await second.restart();
   if (NIGHTLY > COMPARE) nightly.push(await nightlyOf(NIGHTLY));
-  for (const n of nightly) log(`nightly: ${JSON.stringify(n)}`);
 
   const [twoSmall, oneSmall] = [nightly[0]!, nightly[1]!];
   const full = nightly.at(-1)!;
