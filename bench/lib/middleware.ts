@@ -87,6 +87,8 @@ export async function startMiddleware(options: {
   /** How long a write is retried before the operation gives up (settle() tries again later). */
   retryForMs: number;
   seed?: number;
+  /** The operations of the mix to send, at their weights (default: all of them). */
+  operations?: Operation[];
   log: (line: string) => void;
 }): Promise<Middleware> {
   const { db, managementUrl: M, dataUrl: D, recorder, log } = options;
@@ -260,7 +262,8 @@ export async function startMiddleware(options: {
   }
 
   const picks: Operation[] = [];
-  for (const [op, { weight }] of Object.entries(OPERATIONS)) for (let w = 0; w < weight; w++) picks.push(op as Operation);
+  for (const [op, { weight }] of Object.entries(OPERATIONS))
+    if (!options.operations || options.operations.includes(op as Operation)) for (let w = 0; w < weight; w++) picks.push(op as Operation);
   const simulationBody = (seed: number) => ({
     asset_classes: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.3, 0.5] },
     start_date: '2026-01-31',

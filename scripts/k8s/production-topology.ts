@@ -12,6 +12,13 @@ export const MIN_REPLICAS = 2;
 export const MIN_CLUSTER_SIZE = 3;
 /** What a service closes after its HTTP server (NATS drained, jobs and threads stopped, the pool): 0.15 s when idle. */
 export const SHUTDOWN_MARGIN_SECONDS = 5;
+/**
+ * Replicas each service needs for the nightly batch of 1,000,000 robo-advised portfolios in an hour,
+ * from the CPU per optimization `npm run bench:capacity` measured at the CPU limits of
+ * k8s/base (docs/scaling.md, Capacity with replicas). An autoscaler must be able to reach them with
+ * one pod more, as a node drain takes one away (the budget's maxUnavailable: 1).
+ */
+export const NIGHTLY_REPLICAS: Readonly<Record<string, number>> = { 'management-service': 5, 'data-service': 1 };
 /** Kubernetes' default when a pod names no terminationGracePeriodSeconds. */
 const DEFAULT_GRACE_SECONDS = 30;
 
@@ -122,6 +129,11 @@ function autoscalerProblems(d: Resource, objects: Resource[]): string[] {
   if (min < MIN_REPLICAS) problems.push(`${name}: minReplicas ${min} is below ${MIN_REPLICAS}`);
   if (typeof spec.maxReplicas !== 'number' || spec.maxReplicas < min)
     problems.push(`${name}: maxReplicas ${String(spec.maxReplicas)} is below minReplicas ${min}`);
+  const nightly = Object.hasOwn(NIGHTLY_REPLICAS, d.metadata.name) ? NIGHTLY_REPLICAS[d.metadata.name]! : 0;
+  if (typeof spec.maxReplicas === 'number' && nightly > 0 && spec.maxReplicas < nightly + 1)
+    problems.push(
+      `${name}: maxReplicas ${spec.maxReplicas} is below the ${nightly} replicas the nightly batch of 1,000,000 portfolios in an hour needs, plus one for a drain (docs/scaling.md)`,
+    );
   const cpu = ((spec.metrics as Obj[] | undefined) ?? []).some((m) => m.type === 'Resource' && (m.resource as Obj | undefined)?.name === 'cpu');
   if (!cpu) problems.push(`${name}: scales on no CPU metric`);
   return problems;
@@ -155,7 +167,8 @@ function shutdownProblems(d: Resource, pod: Obj, objects: Resource[], defaultShu
 
 /**
  * For every Deployment of production: replicas >= 2, one PodDisruptionBudget selecting its pods
- * that lets one go, spread over nodes and zones, one HPA on CPU with minReplicas >= 2, readiness on
+ * that lets one go, spread over nodes and zones, one HPA on CPU with minReplicas >= 2 and
+ * maxReplicas above NIGHTLY_REPLICAS (for the services named there), readiness on
  * /readyz, a preStop, and a grace period >= preStop + SHUTDOWN_GRACE_MS (the container's, or the
  * services' default) + SHUTDOWN_MARGIN_SECONDS.
  */

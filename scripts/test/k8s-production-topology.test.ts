@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Obj, Resource } from '../k8s/resources.ts';
 import {
   deploymentTopologyProblems,
+  NIGHTLY_REPLICAS,
   natsClusterProblems,
   postgresClusterProblems,
   preStopSeconds,
@@ -105,6 +106,20 @@ describe('k8s:check: the production topology', () => {
     // An autoscaler of another Deployment, or in another namespace, is not this one's.
     const elsewhere = { ...hpa(), metadata: { name: 'api', namespace: 'other' } };
     onlyProblem(check(deployment(), pdb(), elsewhere, hpa({ scaleTargetRef: { kind: 'Deployment', name: 'web' } })), /0 HorizontalPodAutoscalers/);
+  });
+
+  it("refuses an autoscaler of a service that cannot reach the nightly batch's replicas and one more", () => {
+    for (const [name, needed] of Object.entries(NIGHTLY_REPLICAS)) {
+      const service = { ...deployment(), metadata: { name, namespace: NS } };
+      const scaler = (maxReplicas: number) => hpa({ minReplicas: 2, maxReplicas, scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name } });
+      assert.deepEqual(check(service, pdb(), scaler(needed + 1)), [], name);
+      // With one replica needed, a maxReplicas of 1 is also below minReplicas: that problem may come with it.
+      const nightly = check(service, pdb(), scaler(needed)).filter((p) => /nightly batch/.test(p));
+      assert.equal(nightly.length, 1, name);
+      assert.match(nightly[0]!, new RegExp(`maxReplicas ${needed} is below the ${needed} replicas the nightly batch`));
+    }
+    // A Deployment the figures do not name has no such floor.
+    assert.deepEqual(check(deployment(), pdb(), hpa({ minReplicas: 2, maxReplicas: 2 })), []);
   });
 
   it('requires one disruption budget selecting the pods that lets one pod go and keeps one', () => {
