@@ -156,7 +156,7 @@ export async function startMiddleware(options: {
     throw new Error(`no login for ${LOGIN_FOR_MS / 1000} s: the management service does not come back`, { cause: error });
   });
   // Writes are retried by the client package's policy (429, 503, a keyed POST's lost answer, with
-  // Retry-After or back-off) for `retryForMs`; reads are sent once.
+  // Retry-After or back-off) for `retryForMs`; reads too with `retryReads`, else sent once.
   const writePolicy = { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 100, maxDelayMs: 2000, maxElapsedMs: options.retryForMs };
   const writes = createManagementClient({ baseUrl: M, session, fetch: recording, retry: writePolicy, problems: 'return' });
   const readPolicy = options.retryReads ? writePolicy : false;
