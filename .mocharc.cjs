@@ -16,6 +16,8 @@ module.exports = {
     'management-service/test/**/*.test.ts',
     'data-service/test/**/*.test.ts',
     'e2e/test/**/*.test.ts',
+    // Pure rules of the benchmarks' checks (the benchmarks themselves run by npm run bench:<name>).
+    'bench/test/**/*.test.ts',
   ],
   timeout: 30000,
   reporter: 'spec',

@@ -180,7 +180,9 @@ try {
       nightly_roles: nightlyRoles,
     },
     markdown,
-    `Capacity with replicas on the production topology (\`npm run bench:capacity\`): [bench/results/capacity.md](bench/results/capacity.md), summed up in [docs/scaling.md](docs/scaling.md#capacity-with-replicas).`,
+    {
+      readme: `Capacity with replicas on the production topology (\`npm run bench:capacity\`): [bench/results/capacity.md](bench/results/capacity.md), summed up in [docs/scaling.md](docs/scaling.md#capacity-with-replicas).`,
+    },
   );
   console.log(markdown);
   middleware.stop();

@@ -1,7 +1,8 @@
 // What must hold after a load run, read straight from Postgres (as the superuser: row-level security
-// does not hide anything) and from JetStream: every acknowledged write is there, every outbound event
-// is in the stream exactly once, and the cash of the deposit portfolios is exactly the sum of the
-// acknowledged deposits (nothing booked twice, nothing lost).
+// does not hide anything), from JetStream and from the feed: every acknowledged write is there,
+// every outbound event is in the stream and in GET /events/ exactly once (each entity's in the order
+// written), and the cash of the deposit portfolios is exactly the sum of the acknowledged deposits
+// (nothing booked twice, nothing lost).
 import type { Knex } from 'knex';
 import { connectNats, jetstream, parseDecimal, streams, subjects, sum, toText, type Money } from '@platform/shared';
 import type { Ledger } from './middleware.ts';
@@ -115,37 +116,109 @@ export async function checkPatches(db: Knex, tenantId: string, ledger: Ledger): 
   };
 }
 
-/** Every outbound event of the tenant's outbox in JetStream exactly once (by id), and nothing else on its subject. */
-export async function checkEvents(db: Knex, natsUrl: string, tenantId: string): Promise<Check> {
-  const outbox = ((await db('outbox').where({ tenant_id: tenantId }).whereNull('nats_subject').select('event_id')) as { event_id: string }[]).map(
-    (r) => r.event_id,
-  );
+type OutboxEvent = { event_id: string; entity_id: string };
+
+/** The tenant's outbound events (not internal messages) in outbox order: the order each entity's changes were written in. */
+async function outboxEvents(db: Knex, tenantId: string): Promise<OutboxEvent[]> {
+  return (await db('outbox').where({ tenant_id: tenantId }).whereNull('nats_subject').orderBy('seq').select('event_id', 'entity_id')) as OutboxEvent[];
+}
+
+/** The ids of the tenant's events on its JetStream subject, in stream order. */
+async function streamEventIds(natsUrl: string, tenantId: string): Promise<string[]> {
   const nc = await connectNats(natsUrl, 'bench-check');
-  const seen = new Map<string, number>();
-  let messages = 0;
+  const ids: string[] = [];
   try {
     // An ordered consumer of the tenant's subject (nats-server 2.9 knows one filter subject only).
     const consumer = await jetstream(nc).consumers.get(streams.tenantEvents.name, { filter_subjects: subjects.tenantEvents(tenantId) });
     for (;;) {
       let batch = 0;
       for await (const m of await consumer.fetch({ max_messages: 1000, expires: 2000 })) {
-        const id = (m.json() as { id: string }).id;
-        seen.set(id, (seen.get(id) ?? 0) + 1);
+        ids.push((m.json() as { id: string }).id);
         batch++;
       }
-      messages += batch;
       if (batch === 0) break;
     }
   } finally {
     await nc.close();
   }
-  const inOutbox = new Set(outbox);
-  const missing = outbox.filter((id) => !seen.has(id));
-  const twice = [...seen].filter(([, n]) => n > 1).map(([id, n]) => `${id} ×${n}`);
-  const extra = [...seen.keys()].filter((id) => !inOutbox.has(id));
+  return ids;
+}
+
+/** The ids of the tenant's events as `GET /events/` hands them out, paging with its cursor from the start. */
+async function feedEventIds(managementUrl: string, token: string): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const url = `${managementUrl}/events/?limit=100${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`;
+    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    if (response.status !== 200) throw new Error(`GET /events/: ${response.status} ${(await response.text()).slice(0, 200)}`);
+    const page = (await response.json()) as { results: { id: string }[]; next_cursor: string };
+    if (page.results.length === 0) return ids;
+    ids.push(...page.results.map((e) => e.id));
+    after = page.next_cursor;
+  }
+}
+
+/**
+ * `seen` against the outbox: missing, more than once, unknown, and entities whose events came in
+ * another order than their changes were written. Across entities there is no order to keep (two
+ * transactions commit side by side); of one entity, the outbox order is the order of its versions.
+ */
+export function compareEvents(outbox: OutboxEvent[], seen: string[]) {
+  const entityOf = new Map(outbox.map((e) => [e.event_id, e.entity_id]));
+  const count = new Map<string, number>();
+  for (const id of seen) count.set(id, (count.get(id) ?? 0) + 1);
+  const missing = outbox.filter((e) => !count.has(e.event_id)).map((e) => e.event_id);
+  const twice = [...count].filter(([, n]) => n > 1).map(([id, n]) => `${id} ×${n}`);
+  const extra = [...count.keys()].filter((id) => !entityOf.has(id));
+  const expected = new Map<string, string[]>();
+  for (const e of outbox) expected.set(e.entity_id, [...(expected.get(e.entity_id) ?? []), e.event_id]);
+  const delivered = new Map<string, string[]>();
+  const once = new Set<string>();
+  for (const id of seen) {
+    const entity = entityOf.get(id);
+    if (entity === undefined || once.has(id)) continue;
+    once.add(id);
+    delivered.set(entity, [...(delivered.get(entity) ?? []), id]);
+  }
+  const reordered: string[] = [];
+  for (const [entity, ids] of delivered) {
+    const order = expected.get(entity)!.filter((id) => once.has(id));
+    if (order.some((id, i) => ids[i] !== id)) reordered.push(entity);
+  }
+  return { missing, twice, extra, reordered };
+}
+
+function eventCheck(name: string, outbox: OutboxEvent[], seen: string[], where: string): Check {
+  const { missing, twice, extra, reordered } = compareEvents(outbox, seen);
+  const few = (list: string[]) => (list.length ? ` (${list.slice(0, 5).join(', ')})` : '');
   return {
-    name: 'every outbound event delivered once (the outbox against JetStream, by event id)',
-    ok: missing.length === 0 && twice.length === 0 && extra.length === 0,
-    detail: `${outbox.length} events in the outbox, ${messages} messages on ${subjects.tenantEvents(tenantId)}; missing ${missing.length}${missing.length ? ` (${missing.slice(0, 5).join(', ')})` : ''}; more than once ${twice.length}${twice.length ? ` (${twice.slice(0, 5).join(', ')})` : ''}; not in the outbox ${extra.length}`,
+    name,
+    ok: missing.length === 0 && twice.length === 0 && extra.length === 0 && reordered.length === 0,
+    detail: `${outbox.length} events in the outbox, ${seen.length} ${where}; missing ${missing.length}${few(missing)}; more than once ${twice.length}${few(twice)}; not in the outbox ${extra.length}; entities out of order ${reordered.length}${few(reordered)}`,
   };
+}
+
+/** Every outbound event of the tenant's outbox in JetStream exactly once (by id), nothing else on its subject, each entity's in the order written. */
+export async function checkEvents(db: Knex, natsUrl: string, tenantId: string): Promise<Check> {
+  const outbox = await outboxEvents(db, tenantId);
+  const seen = await streamEventIds(natsUrl, tenantId);
+  return eventCheck(
+    "every outbound event delivered once, each entity's in the order written (the outbox against JetStream, by event id)",
+    outbox,
+    seen,
+    `messages on ${subjects.tenantEvents(tenantId)}`,
+  );
+}
+
+/** The same for the feed the tenant pages through: `GET /events/` from the start with its cursor. */
+export async function checkFeed(db: Knex, managementUrl: string, token: string, tenantId: string): Promise<Check> {
+  const outbox = await outboxEvents(db, tenantId);
+  const seen = await feedEventIds(managementUrl, token);
+  return eventCheck(
+    "every outbound event in GET /events/ once, each entity's in the order written (the outbox against the feed, by event id)",
+    outbox,
+    seen,
+    'events in GET /events/',
+  );
 }

@@ -139,8 +139,11 @@ export async function closedLoop(concurrency: number, seconds: number, operation
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Writes bench/results/<name>.json and .md, and replaces the README block between its markers with `inReadme` (default: the markdown). */
-export function record(name: string, figures: unknown, markdown: string, inReadme = markdown): void {
+/**
+ * Writes bench/results/<name>.json and .md, and replaces the README block between its markers.
+ * `readme`: what the README shows in place of the whole markdown (a pointer to results/, say).
+ */
+export function record(name: string, figures: unknown, markdown: string, options: { readme?: string } = {}): void {
   const results = new URL('../results/', import.meta.url).pathname;
   writeFileSync(`${results}${name}.json`, JSON.stringify(figures, null, 2) + '\n');
   writeFileSync(`${results}${name}.md`, markdown + '\n');
@@ -148,7 +151,7 @@ export function record(name: string, figures: unknown, markdown: string, inReadm
   const readme = readFileSync(readmePath, 'utf8');
   const begin = `<!-- bench:${name}:begin -->`;
   const end = `<!-- bench:${name}:end -->`;
-  const block = `${begin}\n${inReadme}\n${end}`;
+  const block = `${begin}\n${options.readme ?? markdown}\n${end}`;
   const next = readme.includes(begin)
     ? readme.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
     : readme.replace(/## Benchmarks\n/, `## Benchmarks\n\n${block}\n`);

@@ -4,8 +4,9 @@
 // weighted pick of the mix below. Its calls go through the client package (@platform/client), as an
 // integrator's would: its token session, Idempotency-Keys and retries (docs/adr/0034-client-package.md).
 // Writes are retried until acknowledged: a deposit with the same Idempotency-Key and body, a PATCH
-// with the same value; reads are sent once. What was acknowledged is kept in a ledger for the
-// checks afterwards.
+// with the same value; reads are sent once (or, with `retryReads`, retried by the client package's
+// policy as GETs are safe to repeat). What was acknowledged is kept in a ledger for the checks
+// afterwards, and how each operation ended in `results`.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { TokenSession, backoffDelay, createDataClient, createManagementClient } from '@platform/client';
@@ -40,8 +41,15 @@ export type Ledger = {
   anomalies: string[];
 };
 
+/** How one operation of the mix ended, after every retry: what its caller saw. */
+export type OperationResult = { op: string; dueAt: number; endedAt: number; ok: boolean; outcome: string };
+
 export type Middleware = {
   tenantId: string;
+  /** Every operation of the mix that ended, in the order they ended. */
+  results: OperationResult[];
+  /** The machine client's current access token (for reading the feed afterwards). */
+  accessToken: () => Promise<string>;
   clients: VirtualClient[];
   ledger: Ledger;
   /** One operation of the mix, due at `dueAt` (recorder time). */
@@ -86,6 +94,8 @@ export async function startMiddleware(options: {
   clients: number;
   /** How long a write is retried before the operation gives up (settle() tries again later). */
   retryForMs: number;
+  /** Reads retried by the client package's policy for as long as writes (503, 429, no answer); off: sent once. */
+  retryReads?: boolean;
   seed?: number;
   /** The operations of the mix to send, at their weights (default: all of them). */
   operations?: Operation[];
@@ -148,11 +158,14 @@ export async function startMiddleware(options: {
     throw new Error(`no login for ${LOGIN_FOR_MS / 1000} s: the management service does not come back`, { cause: error });
   });
   // Writes are retried by the client package's policy (429, 503, a keyed POST's lost answer, with
-  // Retry-After or back-off) for `retryForMs`; reads are sent once.
+  // Retry-After or back-off) for `retryForMs`; reads too with `retryReads`, else sent once.
   const writePolicy = { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 100, maxDelayMs: 2000, maxElapsedMs: options.retryForMs };
   const writes = createManagementClient({ baseUrl: M, session, fetch: recording, retry: writePolicy, problems: 'return' });
-  const reads = createManagementClient({ baseUrl: M, session, fetch: recording, retry: false, problems: 'return' });
-  const data = createDataClient({ baseUrl: D, tenantId, apiKey, fetch: recording, retry: false, problems: 'return' });
+  const readPolicy = options.retryReads ? writePolicy : false;
+  const reads = createManagementClient({ baseUrl: M, session, fetch: recording, retry: readPolicy, problems: 'return' });
+  const data = createDataClient({ baseUrl: D, tenantId, apiKey, fetch: recording, retry: readPolicy, problems: 'return' });
+  const results: OperationResult[] = [];
+  const ended = (op: Operation, dueAt: number, ok: boolean, outcome: string) => results.push({ op, dueAt, endedAt: recorder.now(), ok, outcome });
 
   // Seeding: users and their portfolios through the interface, a few at a time.
   async function created(answer: Promise<{ data?: { id: string }; error?: unknown; response: Response }>, what: string): Promise<string> {
@@ -201,7 +214,8 @@ export async function startMiddleware(options: {
     deadlineMs: number,
     send: () => Promise<{ error?: unknown; response: Response }>,
   ): Promise<{ end: WriteEnd; detail?: string }> {
-    return inFlight.run({ op, dueAt, attempts: 0 }, async () => {
+    const call: InFlight = { op, dueAt, attempts: 0 };
+    const result = await inFlight.run(call, async (): Promise<{ end: WriteEnd; detail?: string }> => {
       for (let n = 1; ; n++) {
         const answer = await send().catch(() => undefined);
         const status = answer?.response.status;
@@ -217,6 +231,8 @@ export async function startMiddleware(options: {
         await sleep(backoffDelay(n, writePolicy, random));
       }
     });
+    ended(op, dueAt, result.end === 'acked', result.end === 'acked' ? 'ok' : result.end === 'refused' ? 'refused' : (call.last?.outcome ?? 'unanswered'));
+    return result;
   }
 
   async function deposit(key: string, dueAt: number, deadlineMs: number) {
@@ -253,11 +269,16 @@ export async function startMiddleware(options: {
   ): Promise<T | undefined> {
     const call: InFlight = { op, dueAt, attempts: 0 };
     const answer = await inFlight.run(call, send).catch(() => undefined);
-    if (answer?.response.status !== 200) return undefined;
-    if (check && !check(answer.data!)) {
-      call.last!.outcome = 'wrong answer';
+    if (answer?.response.status !== 200) {
+      ended(op, dueAt, false, call.last?.outcome ?? 'error');
       return undefined;
     }
+    if (check && !check(answer.data!)) {
+      call.last!.outcome = 'wrong answer';
+      ended(op, dueAt, false, 'wrong answer');
+      return undefined;
+    }
+    ended(op, dueAt, true, 'ok');
     return answer.data;
   }
 
@@ -360,6 +381,8 @@ export async function startMiddleware(options: {
 
   return {
     tenantId,
+    results,
+    accessToken: () => session.accessToken(),
     clients,
     ledger,
     operate,
