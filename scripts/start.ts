@@ -17,6 +17,7 @@ import { secretFile } from '@platform/dev-stack/secrets';
 import { signingKeyFile } from '@platform/dev-stack/signing-key';
 import { startStack, type Stack } from '@platform/dev-stack/stack';
 import { mayRestart, type RestartPolicy } from './lib/restart-policy.ts';
+import { onStopSignals } from './lib/stop-signals.ts';
 import { ensureDemoPolicies, ensureDemoRiskProfiles, type DemoAccess } from './lib/demo-policies.ts';
 
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
@@ -54,22 +55,8 @@ async function stopAll(code: number): Promise<void> {
   await resources.closeAll().catch((error) => log((error as Error).message));
   process.exit(code);
 }
-// The children run in process groups of their own, so Ctrl-C reaches only this process, which stops
-// them in order. A second Ctrl-C does not wait for that: the exit handlers of the dev stack signal
-// what still runs. npm passes SIGINT and SIGTERM on to this process (its script execs node, so no
-// shell sits between them to keep the signal), and Ctrl-C reaches this process from the terminal as
-// well: one keypress arrives twice. A signal within SAME_SIGNAL_MS of the first is that one.
-const SAME_SIGNAL_MS = 1000;
-let firstSignalAt: number | undefined;
-const onSignal = () => {
-  const now = Date.now();
-  if (firstSignalAt === undefined) {
-    firstSignalAt = now;
-    void stopAll(0);
-  } else if (stopping && now - firstSignalAt > SAME_SIGNAL_MS) process.exit(stopping.code);
-};
-process.on('SIGINT', onSignal);
-process.on('SIGTERM', onSignal);
+// Ctrl-C stops the services, NATS and Postgres in order; a later one exits with the stop's code.
+onStopSignals({ stop: () => void stopAll(0), exit: () => process.exit(stopping?.code ?? 0) });
 
 /** Postgres or nats-server ending on its own stops the platform: nothing works without them. */
 function onComponentExit(name: string, exit: Exit): void {

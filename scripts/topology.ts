@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { Resources } from '@platform/shared';
 import { postgresSystemUser } from '@platform/dev-stack/postgres';
 import { startTopology, type Topology } from '@platform/dev-stack/topology';
+import { onStopSignals } from './lib/stop-signals.ts';
 
 const DATA = resolve(process.env.PLATFORM_DATA_DIR ?? '.data');
 const MANAGEMENT_PORT = Number(process.env.MANAGEMENT_PORT ?? 8080);
@@ -27,18 +28,8 @@ async function stopAll(code: number): Promise<void> {
   await resources.closeAll().catch((error) => log((error as Error).message));
   process.exit(code);
 }
-// The services run in process groups of their own, so Ctrl-C reaches only this process, which stops
-// everything in order; a second Ctrl-C more than a second later does not wait (as `npm start`).
-let firstSignalAt: number | undefined;
-const onSignal = () => {
-  const now = Date.now();
-  if (firstSignalAt === undefined) {
-    firstSignalAt = now;
-    void stopAll(0);
-  } else if (now - firstSignalAt > 1_000) process.exit(1);
-};
-process.on('SIGINT', onSignal);
-process.on('SIGTERM', onSignal);
+// Ctrl-C stops everything in order; a later one exits at once, as with `npm start`.
+onStopSignals({ stop: () => void stopAll(0), exit: () => process.exit(1) });
 
 try {
   // As root, etcd, Patroni and Postgres run as the postgres system user, which must traverse the

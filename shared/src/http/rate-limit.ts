@@ -20,15 +20,53 @@ export type RateLimitStore = { counter: (prefix: string, points: number, windowS
 /** Which limits a request counts against; none for an operation that is not limited. */
 export type RateLimitsFor<P> = (request: { operationId: string; principal: P | undefined; address: string }) => RateLimit[] | Promise<RateLimit[]>;
 
+/** How long a counter waits for Postgres: while it answers, and once a counter went unanswered until one is answered again. */
+export type CounterWaits = { answeringMs: number; awayMs: number };
+export const DEFAULT_COUNTER_WAITS: CounterWaits = { answeringMs: 2_000, awayMs: 250 };
+
+type Run = (this: RLWrapperTimeouts, funcName: string, params: unknown[]) => Promise<unknown>;
+
+/**
+ * A counter in Postgres whose wait depends on whether Postgres answers. A slow Postgres (a busy
+ * pool, new connections) is waited for: were it given up after a short wait, each replica would
+ * admit from its own memory counter a whole budget of its own, and a client landing on two
+ * replicas would get twice its limit. Once a counter failed or went unanswered, Postgres counts
+ * as away and the memory counter answers after the short wait, until a counter is answered again.
+ */
+class PostgresCounter extends RLWrapperTimeouts {
+  private readonly postgres: { away: boolean };
+  private readonly waits: CounterWaits;
+
+  constructor(options: ConstructorParameters<typeof RLWrapperTimeouts>[0], postgres: { away: boolean }, waits: CounterWaits) {
+    super(options);
+    this.postgres = postgres;
+    this.waits = waits;
+  }
+
+  // RLWrapperTimeouts runs every operation through _run (not in its typings), reading timeoutMs there.
+  _run(funcName: string, params: unknown[]): Promise<unknown> {
+    (this as unknown as { timeoutMs: number }).timeoutMs = this.postgres.away ? this.waits.awayMs : this.waits.answeringMs;
+    const run = (RLWrapperTimeouts.prototype as unknown as { _run: Run })._run.call(this, funcName, params);
+    // A refusal is an answer too; anything else (an error, the wait over) means Postgres is away.
+    run.then(
+      () => (this.postgres.away = false),
+      (error) => (this.postgres.away = !(error instanceof RateLimiterRes)),
+    );
+    return run;
+  }
+}
+
 /**
  * Counters in the rate_limits table (shared migration 011) through `client`, a knex instance or
- * a pg Pool. A counter that Postgres does not answer within `timeoutMs` (down, pool exhausted)
- * falls back to a per-replica memory counter of the same budget, so the limits never turn a
- * request into a 5xx nor make it wait for a database that is away. A key over its budget is
- * refused from memory until its window ends, without another write.
+ * a pg Pool, so that every replica counts against one budget. A counter waits for a Postgres that
+ * answers (up to `waits.answeringMs`); one that fails or goes unanswered falls back to a
+ * per-replica memory counter of the same budget, after `waits.awayMs` while Postgres stays away,
+ * so the limits never turn a request into a 5xx nor make every request wait for a database that
+ * is away. A key over its budget is refused from memory until its window ends, without another write.
  */
-export function postgresRateLimitStore(client: unknown, storeType: 'knex' | 'pool', timeoutMs = 250): RateLimitStore {
+export function postgresRateLimitStore(client: unknown, storeType: 'knex' | 'pool', waits: CounterWaits = DEFAULT_COUNTER_WAITS): RateLimitStore {
   const limiters = new Map<string, RateLimiterAbstract>();
+  const postgres = { away: false };
   return {
     counter: (prefix, points, windowSeconds) => {
       const id = `${prefix}|${points}|${windowSeconds}`;
@@ -46,11 +84,11 @@ export function postgresRateLimitStore(client: unknown, storeType: 'knex' | 'poo
           duration: windowSeconds,
           inMemoryBlockOnConsumed: points + 1,
         });
-        limiter = new RLWrapperTimeouts({
-          limiter: store,
-          timeoutMs,
-          insuranceLimiter: new RateLimiterMemory({ keyPrefix: prefix, points, duration: windowSeconds }),
-        });
+        limiter = new PostgresCounter(
+          { limiter: store, insuranceLimiter: new RateLimiterMemory({ keyPrefix: prefix, points, duration: windowSeconds }) },
+          postgres,
+          waits,
+        );
         limiters.set(id, limiter);
       }
       return limiter;
