@@ -26,6 +26,7 @@ import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '@pla
 import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { record, round, startBenchPlatform } from './lib/harness.ts';
+import { threeEtfPolicy } from './lib/robo-policy.ts';
 import { IDLE_FLOOD_SECONDS, LIVEZ_EVERY_MS, READ_EVERY_MS, UNIVERSE, tenantFlood, type FloodMode } from './optimizer-flood.ts';
 
 const SOLVES = Number(process.env.BENCH_SOLVES ?? 200);
@@ -185,26 +186,7 @@ async function throughNats(entry: string) {
       if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
       return (await res.json()) as { id: string };
     };
-    const universe = (await (
-      await fetch(`${dataUrl}/data/reference/universe/?universe_name=GLOBAL&fields=INSTRUMENT_TYPE&fields=ASSET_CLASS&fields=CURRENCY`, {
-        headers: { 'x-tenant-id': tenantId, 'x-api-key': api.api_key },
-      })
-    ).json()) as { data: Record<string, Record<string, unknown>> };
-    const etfs = (assetClass: string) =>
-      Object.entries(universe.data)
-        .filter(([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && f.asset_class === assetClass)
-        .map(([isin]) => isin);
-    const [e1, e2] = etfs('EQUITY');
-    const [b1] = etfs('FIXED_INCOME');
-    const policy = await post('/policies/', {
-      name: 'Bench',
-      config: {
-        cash_buffer: 0.02,
-        transaction_cost_bps: 10,
-        model_portfolio: { [e1!]: 0.4, [e2!]: 0.2, [b1!]: 0.38 },
-        asset_class_bands: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.28, 0.48] },
-      },
-    });
+    const policy = await post('/policies/', await threeEtfPolicy({ dataUrl: dataUrl, tenantId: tenantId, apiKey: api.api_key, name: 'Bench' }));
     const owner = await post('/users/', {});
     const create = async (count: number, label: string) => {
       const ids: string[] = [];

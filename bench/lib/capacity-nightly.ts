@@ -11,6 +11,7 @@ import { createLogger } from '@platform/shared';
 import type { Topology } from '@platform/dev-stack/topology';
 import { createAccessKey, createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
 import { runNightlyIfDue } from '@platform/management-service/jobs/optimizer-nightly';
+import { threeEtfPolicy } from './robo-policy.ts';
 import { round } from './harness.ts';
 import { cpuBetween, loadAverage, machineBusyShare, machineTicks, topologyCpu } from './capacity-cpu.ts';
 import { copyPortfolio } from './capacity-seed.ts';
@@ -73,27 +74,7 @@ export async function nightlyRun(options: {
     if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { id: string };
   };
-  const universe = (await (
-    await fetch(`${topology.dataUrl}/data/reference/universe/?universe_name=GLOBAL&fields=INSTRUMENT_TYPE&fields=ASSET_CLASS&fields=CURRENCY`, {
-      headers: { 'x-tenant-id': tenantId, 'x-api-key': api.api_key },
-    })
-  ).json()) as { data: Record<string, Record<string, unknown>> };
-  const etfs = (assetClass: string) =>
-    Object.entries(universe.data)
-      .filter(([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && f.asset_class === assetClass)
-      .map(([isin]) => isin);
-  const [e1, e2] = etfs('EQUITY');
-  const [b1] = etfs('FIXED_INCOME');
-  // The policy and the paper portfolio of bench/optimizer.ts: three ETFs, the simulated broker.
-  const policy = await post('/policies/', {
-    name: 'Capacity',
-    config: {
-      cash_buffer: 0.02,
-      transaction_cost_bps: 10,
-      model_portfolio: { [e1!]: 0.4, [e2!]: 0.2, [b1!]: 0.38 },
-      asset_class_bands: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.28, 0.48] },
-    },
-  });
+  const policy = await post('/policies/', await threeEtfPolicy({ dataUrl: topology.dataUrl, tenantId: tenantId, apiKey: api.api_key, name: 'Capacity' }));
   const owner = await post('/users/', {});
   const template = await post('/portfolios/', {
     name: 'Robo',

@@ -7,6 +7,7 @@ import { createLogger } from '@platform/shared';
 import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
 import { runNightlyIfDue, type NightlyRun } from '@platform/management-service/jobs/optimizer-nightly';
 import type { Check } from './consistency.ts';
+import { threeEtfPolicy } from './robo-policy.ts';
 
 const TENANT = 'robo';
 const CONCURRENCY = 16;
@@ -42,27 +43,7 @@ export async function seedNightly(options: { db: Knex; managementUrl: string; da
     return (await res.json()) as { id: string };
   };
   const apiKey = (await createApiKey(db, TENANT, 'nightly')).api_key;
-  const universe = (await (
-    await fetch(`${dataUrl}/data/reference/universe/?universe_name=GLOBAL&fields=INSTRUMENT_TYPE&fields=ASSET_CLASS&fields=CURRENCY`, {
-      headers: { 'x-tenant-id': TENANT, 'x-api-key': apiKey },
-    })
-  ).json()) as { data: Record<string, Record<string, unknown>> };
-  const etfs = (assetClass: string) =>
-    Object.entries(universe.data)
-      .filter(([, f]) => f.instrument_type === 'ETF' && f.currency === 'EUR' && f.asset_class === assetClass)
-      .map(([isin]) => isin);
-  const [e1, e2] = etfs('EQUITY');
-  const [b1] = etfs('FIXED_INCOME');
-  if (!e1 || !e2 || !b1) throw new Error('the sample universe has too few EUR ETFs for the policy: give it more instruments');
-  const policy = await post('/policies/', {
-    name: 'Nightly',
-    config: {
-      cash_buffer: 0.02,
-      transaction_cost_bps: 10,
-      model_portfolio: { [e1]: 0.4, [e2]: 0.2, [b1]: 0.38 },
-      asset_class_bands: { EQUITY: [0.5, 0.7], FIXED_INCOME: [0.28, 0.48] },
-    },
-  });
+  const policy = await post('/policies/', await threeEtfPolicy({ dataUrl, tenantId: TENANT, apiKey, name: 'Nightly' }));
   const owner = await post('/users/', {});
   const portfolios: string[] = [];
   let made = 0;
