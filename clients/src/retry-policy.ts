@@ -61,7 +61,8 @@ export type RetryDecision = { retry: false; reason: string } | { retry: true; de
  * Retry on 429 (refused before any work, docs/adr/0023-rate-limits.md), on 503 (a dependency is
  * away), on 409 with Retry-After (`idempotency_in_flight`: the first call with the key still runs)
  * for keyed calls, and on a lost answer only where repeating is safe: an idempotent method or a
- * keyed POST. The wait is the answer's Retry-After when it gives one, else the back-off; the
+ * keyed POST. A 502 or 504 is a proxy's word that it lost the service's answer (a replica gone
+ * mid-request, a time-out), so it counts as a lost answer: the service may have acted. The wait is the answer's Retry-After when it gives one, else the back-off; the
  * retries end at `maxAttempts` or when the next attempt would start after `maxElapsedMs`.
  */
 export function decideRetry(input: RetryInput): RetryDecision {
@@ -72,6 +73,10 @@ export function decideRetry(input: RetryInput): RetryDecision {
   if ('networkError' in outcome) {
     if (!safe) return { retry: false, reason: `no answer to ${method}, which is neither idempotent nor keyed` };
     reason = 'no answer';
+  } else if (outcome.status === 502 || outcome.status === 504) {
+    if (!safe) return { retry: false, reason: `answer ${outcome.status} to ${method}, which is neither idempotent nor keyed` };
+    reason = `answer ${outcome.status}`;
+    retryAfterMs = parseRetryAfter(outcome.retryAfter, now);
   } else if (outcome.status === 429 || outcome.status === 503 || (outcome.status === 409 && keyed && outcome.retryAfter)) {
     reason = `answer ${outcome.status}`;
     retryAfterMs = parseRetryAfter(outcome.retryAfter, now);

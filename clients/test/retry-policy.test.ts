@@ -55,7 +55,7 @@ describe('client retry policy (pure)', () => {
     });
 
     it('does not retry other answers, 4xx refusals and 500 included', () => {
-      for (const status of [200, 201, 400, 401, 404, 409, 412, 422, 500, 501, 502]) {
+      for (const status of [200, 201, 400, 401, 404, 409, 412, 422, 500, 501]) {
         assert.equal(decideRetry(input({ outcome: { status } })).retry, false, String(status));
       }
     });
@@ -73,6 +73,19 @@ describe('client retry policy (pure)', () => {
       assert.equal(decideRetry(input({ method: 'POST', keyed: true, outcome: lost })).retry, true);
       assert.equal(decideRetry(input({ method: 'POST', keyed: false, outcome: lost })).retry, false);
       assert.equal(decideRetry(input({ method: 'PATCH', outcome: lost })).retry, false);
+    });
+
+    it("takes a proxy's 502 and 504 for a lost answer: sent again only when repeating is safe", () => {
+      for (const status of [502, 504]) {
+        assert.deepEqual(decideRetry(input({ method: 'GET', outcome: { status } })), { retry: true, delayMs: 100, reason: `answer ${status}` });
+        assert.deepEqual(decideRetry(input({ method: 'POST', keyed: true, outcome: { status, retryAfter: '3' } })), {
+          retry: true,
+          delayMs: 3000,
+          reason: `answer ${status}`,
+        });
+        assert.equal(decideRetry(input({ method: 'POST', keyed: false, outcome: { status } })).retry, false, `unkeyed POST, ${status}`);
+        assert.equal(decideRetry(input({ method: 'PATCH', outcome: { status } })).retry, false, `PATCH, ${status}`);
+      }
     });
 
     it('stops at the attempt limit and when the wait would pass the time budget', () => {
