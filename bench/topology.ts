@@ -6,7 +6,7 @@
 // invariants of bench:chaos, the event order on the stream and in GET /events/, and every nightly
 // portfolio answered. Exits 1 when a check fails (docs/adr/0053-topology-chaos-benchmark.md).
 // `npm run bench:topology` (BENCH_RATE, BENCH_ANALYST_RATE, BENCH_QUIET_SECONDS, BENCH_NIGHTLY,
-// BENCH_CLIENTS change the 30 req/s, 3 req/s, 15 s, 4,000 portfolios and 100 virtual clients).
+// BENCH_CLIENTS change the 30 req/s, 3 req/s, 15 s, 8,000 portfolios and 100 virtual clients).
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ import { faultChecks, faultFigures, faultTable, LEAD_MS } from './lib/topology-r
 const RATE = Number(process.env.BENCH_RATE ?? 30);
 const ANALYST_RATE = Number(process.env.BENCH_ANALYST_RATE ?? 3);
 const QUIET_SECONDS = Number(process.env.BENCH_QUIET_SECONDS ?? 15);
-const NIGHTLY = Number(process.env.BENCH_NIGHTLY ?? 4000);
+const NIGHTLY = Number(process.env.BENCH_NIGHTLY ?? 8000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100);
 const NATS_DOWN_SECONDS = 5;
 const STALL_SECONDS = 20;
