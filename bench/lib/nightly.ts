@@ -68,17 +68,23 @@ export async function seedNightly(options: { db: Knex; managementUrl: string; da
     if (!done) throw new Error('the nightly batch did not run (it ran today already?)');
     return done;
   };
-  const settled = async (ms: number) => {
-    const started = Date.now();
-    for (;;) {
-      const { n } = (await db('entities')
+  // Polled through the database's failovers too: a poll the database did not answer counts as "not yet".
+  const pending = async () => {
+    try {
+      const row = (await db('entities')
         .where({ tenant_id: TENANT, type: 'optimizations' })
         .whereRaw(`doc ->> 'status' = 'PENDING'`)
         .count({ n: '*' })
-        .first()) as {
-        n: string;
-      };
-      if (Number(n) === 0 || Date.now() - started > ms) return Math.round((Date.now() - started) / 1000);
+        .first()) as { n: string };
+      return Number(row.n);
+    } catch {
+      return undefined;
+    }
+  };
+  const settled = async (ms: number) => {
+    const started = Date.now();
+    for (;;) {
+      if ((await pending()) === 0 || Date.now() - started > ms) return Math.round((Date.now() - started) / 1000);
       await sleep(1000);
     }
   };
