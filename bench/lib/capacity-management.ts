@@ -103,5 +103,5 @@ export async function managementScaling(options: {
   await topology.proxy.setServerState('management', second, 'ready');
   const one = middle(windows.filter((w) => w.replicas === 1).map((w) => w.answered_rps));
   const two = middle(windows.filter((w) => w.replicas === 2).map((w) => w.answered_rps));
-  return { concurrency, windows, median_rps: { one, two }, ratio: round(two / one, 3) };
+  return { concurrency, windows, median_rps: { one: round(one), two: round(two) }, ratio: round(two / one, 3) };
 }

@@ -18,7 +18,7 @@ export const SHUTDOWN_MARGIN_SECONDS = 5;
  * k8s/base (docs/scaling.md, Capacity with replicas). An autoscaler must be able to reach them with
  * one pod more, as a node drain takes one away (the budget's maxUnavailable: 1).
  */
-export const NIGHTLY_REPLICAS: Readonly<Record<string, number>> = { 'management-service': 5, 'data-service': 1 };
+export const NIGHTLY_REPLICAS: Readonly<Record<string, number>> = { 'management-service': 4, 'data-service': 1 };
 /** Kubernetes' default when a pod names no terminationGracePeriodSeconds. */
 const DEFAULT_GRACE_SECONDS = 30;
 
