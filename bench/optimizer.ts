@@ -26,7 +26,7 @@ import { loadOptimizer, type InstrumentFacts, type OptimizerRequest } from '@pla
 import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { record, round, startBenchPlatform } from './lib/harness.ts';
-import { threeEtfPolicy } from './lib/robo-policy.ts';
+import { roboPaperPortfolio, threeEtfPolicy } from './lib/robo-policy.ts';
 import { IDLE_FLOOD_SECONDS, LIVEZ_EVERY_MS, READ_EVERY_MS, UNIVERSE, tenantFlood, type FloodMode } from './optimizer-flood.ts';
 
 const SOLVES = Number(process.env.BENCH_SOLVES ?? 200);
@@ -186,7 +186,7 @@ async function throughNats(entry: string) {
       if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
       return (await res.json()) as { id: string };
     };
-    const policy = await post('/policies/', await threeEtfPolicy({ dataUrl: dataUrl, tenantId: tenantId, apiKey: api.api_key, name: 'Bench' }));
+    const policy = await post('/policies/', await threeEtfPolicy({ dataUrl: dataUrl, tenantId, apiKey: api.api_key, name: 'Bench' }));
     const owner = await post('/users/', {});
     const create = async (count: number, label: string) => {
       const ids: string[] = [];
@@ -196,14 +196,7 @@ async function throughNats(entry: string) {
         Array.from({ length: 16 }, async () => {
           while (made < count) {
             made++;
-            const p = await post('/portfolios/', {
-              name: label,
-              owned_by_user_id: owner.id,
-              base_currency: 'EUR',
-              money_type: 'PAPER_MONEY',
-              portfolio: { $EUR: 10_000 },
-              config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_version: 1, manager_settings: { policy_id: policy.id } },
-            });
+            const p = await post('/portfolios/', roboPaperPortfolio({ name: label, ownerId: owner.id, policyId: policy.id }));
             ids.push(p.id);
           }
         }),

@@ -11,7 +11,7 @@ import { createLogger } from '@platform/shared';
 import type { Topology } from '@platform/dev-stack/topology';
 import { createAccessKey, createApiKey, createTenant } from '@platform/management-service/admin/provisioning';
 import { runNightlyIfDue } from '@platform/management-service/jobs/optimizer-nightly';
-import { threeEtfPolicy } from './robo-policy.ts';
+import { roboPaperPortfolio, threeEtfPolicy } from './robo-policy.ts';
 import { round } from './harness.ts';
 import { cpuBetween, loadAverage, machineBusyShare, machineTicks, topologyCpu } from './capacity-cpu.ts';
 import { copyPortfolio } from './capacity-seed.ts';
@@ -74,16 +74,9 @@ export async function nightlyRun(options: {
     if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { id: string };
   };
-  const policy = await post('/policies/', await threeEtfPolicy({ dataUrl: topology.dataUrl, tenantId: tenantId, apiKey: api.api_key, name: 'Capacity' }));
+  const policy = await post('/policies/', await threeEtfPolicy({ dataUrl: topology.dataUrl, tenantId, apiKey: api.api_key, name: 'Capacity' }));
   const owner = await post('/users/', {});
-  const template = await post('/portfolios/', {
-    name: 'Robo',
-    owned_by_user_id: owner.id,
-    base_currency: 'EUR',
-    money_type: 'PAPER_MONEY',
-    portfolio: { $EUR: 10_000 },
-    config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_version: 1, manager_settings: { policy_id: policy.id } },
-  });
+  const template = await post('/portfolios/', roboPaperPortfolio({ name: 'Robo', ownerId: owner.id, policyId: policy.id }));
   const pool = new pg.Pool({ connectionString: topology.databaseUrl, max: 2 });
   let seed_s: number;
   try {

@@ -7,7 +7,7 @@ import { createLogger } from '@platform/shared';
 import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
 import { runNightlyIfDue, type NightlyRun } from '@platform/management-service/jobs/optimizer-nightly';
 import type { Check } from './consistency.ts';
-import { threeEtfPolicy } from './robo-policy.ts';
+import { roboPaperPortfolio, threeEtfPolicy } from './robo-policy.ts';
 
 const TENANT = 'robo';
 const CONCURRENCY = 16;
@@ -51,14 +51,7 @@ export async function seedNightly(options: { db: Knex; managementUrl: string; da
     Array.from({ length: CONCURRENCY }, async () => {
       while (made < count) {
         made++;
-        const p = await post('/portfolios/', {
-          name: 'Nightly',
-          owned_by_user_id: owner.id,
-          base_currency: 'EUR',
-          money_type: 'PAPER_MONEY',
-          portfolio: { $EUR: 10_000 },
-          config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_version: 1, manager_settings: { policy_id: policy.id } },
-        });
+        const p = await post('/portfolios/', roboPaperPortfolio({ name: 'Nightly', ownerId: owner.id, policyId: policy.id }));
         portfolios.push(p.id);
       }
     }),

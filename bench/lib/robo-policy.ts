@@ -25,3 +25,13 @@ export async function threeEtfPolicy(options: { dataUrl: string; tenantId: strin
     },
   };
 }
+
+/** The body of `POST /portfolios/` for a discretionary robo-advised paper portfolio of €10,000 cash under `policyId`. */
+export const roboPaperPortfolio = (options: { name: string; ownerId: string; policyId: string }) => ({
+  name: options.name,
+  owned_by_user_id: options.ownerId,
+  base_currency: 'EUR',
+  money_type: 'PAPER_MONEY',
+  portfolio: { $EUR: 10_000 },
+  config: { manager: 'ROBO_ADVISOR_DISCRETIONARY', manager_version: 1, manager_settings: { policy_id: options.policyId } },
+});
