@@ -2,28 +2,8 @@
 // replica by its pid, and Postgres, NATS, HAProxy, Patroni and etcd by the topology's folder in
 // their command lines. A process counts with everything below it, those of its children that
 // ended too (Postgres's backends come and go).
-import { readFileSync, readdirSync } from 'node:fs';
-
-const TICKS_PER_SECOND = 100;
-
-type Proc = { pid: number; ppid: number; own: number; reaped: number; command: string };
-
-function processes(): Proc[] {
-  const found: Proc[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const text = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      const ticks = (i: number) => Number(f[i]) / TICKS_PER_SECOND;
-      const command = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      found.push({ pid: Number(name), ppid: Number(f[1]), own: ticks(11) + ticks(12), reaped: ticks(13) + ticks(14), command });
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return found;
-}
+import { readFileSync } from 'node:fs';
+import { processStats, type ProcessStat as Proc } from './cpu.ts';
 
 /** CPU seconds so far of each process tree: a root and all its descendants, living or reaped. */
 function treeSeconds(all: Proc[], roots: number[]): number {
@@ -32,7 +12,7 @@ function treeSeconds(all: Proc[], roots: number[]): number {
   const byPid = new Map(all.map((p) => [p.pid, p]));
   let total = 0;
   const visit = (p: Proc) => {
-    total += p.own + p.reaped;
+    total += p.seconds + p.children;
     for (const c of children.get(p.pid) ?? []) visit(c);
   };
   for (const root of roots) {
@@ -54,7 +34,7 @@ export type TopologyProcesses = {
  * `nats-<i>` per server; `haproxy (services)` and `haproxy (postgres)`; `patroni and etcd`.
  */
 export function topologyCpu({ dir, replicas }: TopologyProcesses): Record<string, number> {
-  const all = processes();
+  const all = processStats();
   const mine = all.filter((p) => p.command.includes(dir));
   // The roots of a role: its processes whose parent is not of the same role.
   const rootsOf = (match: (p: Proc) => boolean) => {
@@ -80,7 +60,7 @@ export function topologyCpu({ dir, replicas }: TopologyProcesses): Record<string
   );
   figures['patroni and etcd'] = mine
     .filter((p) => /patroni|etcd/.test(p.command) && !/(^|\/)(postgres|haproxy) /.test(p.command))
-    .reduce((sum, p) => sum + p.own, 0);
+    .reduce((sum, p) => sum + p.seconds, 0);
   return figures;
 }
 

@@ -5,9 +5,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 
 /** `seconds`: the process's own CPU (its threads included); `children`: that of its children that ended and were waited for. */
-type Stat = { pid: number; ppid: number; seconds: number; children: number; command: string };
+export type ProcessStat = { pid: number; ppid: number; seconds: number; children: number; command: string };
 
-function stat(pid: number): Stat | undefined {
+function stat(pid: number): ProcessStat | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
@@ -19,18 +19,19 @@ function stat(pid: number): Stat | undefined {
   }
 }
 
-const all = () =>
+/** Every process of the machine now (one that ends between the listing and the read is left out). */
+export const processStats = (): ProcessStat[] =>
   readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map((name) => stat(Number(name)))
-    .filter((s): s is Stat => s !== undefined);
+    .filter((s): s is ProcessStat => s !== undefined);
 
 /**
  * CPU seconds used so far by these processes and, for `postgresDir`, by its server and every
  * backend, those that ended too (the server waits for them).
  */
 export function cpuSeconds(pids: number[], postgresDir?: string): number {
-  const stats = all();
+  const stats = processStats();
   let total = stats.filter((s) => pids.includes(s.pid)).reduce((sum, s) => sum + s.seconds, 0);
   const postmaster = postgresDir ? stats.find((s) => s.command.includes(postgresDir) && /postgres/.test(s.command)) : undefined;
   if (postmaster) {
