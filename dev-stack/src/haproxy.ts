@@ -61,7 +61,7 @@ function runtimeCommand(socket: string, command: string): Promise<string> {
 }
 
 /** `show stat`'s CSV (a header line `# pxname,svname,...`), servers only (not FRONTEND/BACKEND rows). */
-export function parseServerStats(csv: string): HAProxyServerStats[] {
+function parseServerStats(csv: string): HAProxyServerStats[] {
   const [header, ...rows] = csv.trim().split('\n');
   if (!header?.startsWith('# ')) throw new Error(`HAProxy's show stat gave no header: ${csv.slice(0, 200)}`);
   const columns = header.slice(2).split(',');
