@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { jetstream, subjects, traceHeaders, type Logger, type NatsConnection } from '@platform/shared';
+import { publishWaves } from '../domain/publish-waves.ts';
 import { startNotifiedLoop } from '../jobs/notified-loop.ts';
 import { claimUnpublished, markPublished, prunePublished } from '../store/outbox.ts';
 
@@ -25,6 +26,8 @@ export type RelayOptions = {
   retentionDays: number;
   /** Partitions of the outbox by tenant (RELAY_PARTITIONS, the same on every replica); default 1. */
   partitions?: number;
+  /** JetStream's publish; the connection's by default (a test wraps it to inject a slow acknowledgement). */
+  publisher?: Pick<ReturnType<typeof jetstream>, 'publish'>;
 };
 
 /**
@@ -32,15 +35,16 @@ export type RelayOptions = {
  * internal messages such as optimizer requests to their own subject) and marks them published in
  * the same transaction; woken by NOTIFY, polling as a fallback. The outbox is cut into partitions by
  * tenant (docs/adr/0032-relay-partitions.md): one replica at a time publishes a partition (an advisory
- * lock per partition), in outbox order, so events of a tenant keep the order of its changes while
- * replicas publish different partitions side by side. If NATS does not answer, nothing is marked and
- * the batch is tried again.
+ * lock per partition), in outbox order, in waves with at most one message per entity, so that a
+ * retried publish never lands after a later change of its entity (docs/adr/0054-publish-waves.md),
+ * while replicas publish different partitions side by side. If NATS does not answer, nothing is
+ * marked and the batch is tried again from its start (JetStream drops what it already stored).
  */
 export async function startRelay(options: RelayOptions): Promise<{ stop: () => Promise<void> }> {
   const { db, logger } = options;
   const batch = options.batch ?? 1000;
   const count = options.partitions ?? 1;
-  const js = jetstream(options.nats);
+  const js = options.publisher ?? jetstream(options.nats);
   // Replicas start their rounds at different partitions, so that they seldom meet at the same lock.
   let next = Math.floor(Math.random() * count);
 
@@ -50,17 +54,18 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
       if (!rows[0].mine) return 0;
       const events = await claimUnpublished(trx, batch, { index, count });
       if (events.length === 0) return 0;
-      await Promise.all(
-        events.map((e) =>
-          js.publish(e.nats_subject ?? subjects.tenantEvents(e.tenant_id), JSON.stringify(e.envelope), {
-            msgID: e.event_id,
-            timeout: PUBLISH_ACK_TIMEOUT_MS,
-            retries: PUBLISH_ATTEMPTS,
-            // The trace of the change that wrote the row (docs/adr/0024-observability.md).
-            headers: traceHeaders(e.traceparent),
-          }),
-        ),
-      );
+      for (const wave of publishWaves(events))
+        await Promise.all(
+          wave.map((e) =>
+            js.publish(e.nats_subject ?? subjects.tenantEvents(e.tenant_id), JSON.stringify(e.envelope), {
+              msgID: e.event_id,
+              timeout: PUBLISH_ACK_TIMEOUT_MS,
+              retries: PUBLISH_ATTEMPTS,
+              // The trace of the change that wrote the row (docs/adr/0024-observability.md).
+              headers: traceHeaders(e.traceparent),
+            }),
+          ),
+        );
       await markPublished(
         trx,
         events.map((e) => e.seq),

@@ -116,8 +116,12 @@ export async function claimUnpublished(
   trx: Knex.Transaction,
   limit: number,
   partition: RelayPartition = { index: 0, count: 1 },
-): Promise<{ seq: string; tenant_id: string; event_id: string; nats_subject: string | null; envelope: EventEnvelope; traceparent: string | null }[]> {
-  const query = trx('outbox').select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'nats_subject', 'envelope', 'traceparent').whereNull('published_at');
+): Promise<
+  { seq: string; tenant_id: string; event_id: string; entity_id: string; nats_subject: string | null; envelope: EventEnvelope; traceparent: string | null }[]
+> {
+  const query = trx('outbox')
+    .select(trx.raw('seq::text as seq'), 'tenant_id', 'event_id', 'entity_id', 'nats_subject', 'envelope', 'traceparent')
+    .whereNull('published_at');
   if (partition.count > 1) query.whereRaw(`${PARTITION_OF_TENANT} = ?`, [partition.count, partition.index]);
   // The column, not the text alias of the same name: as text, "10" sorts before "9".
   return query.orderBy('outbox.seq').limit(limit).forUpdate().skipLocked();
