@@ -15,7 +15,7 @@ describe('docs/configuration.md and the management service settings', () => {
       ['JWT_PRIVATE_KEY', { secret: false }],
       ['GONE', { secret: false }],
     ]);
-    const settings = { PORT: {}, JWT_PRIVATE_KEY: { secret: true }, NEW_ONE: {} };
+    const settings = { PORT: { description: 'port' }, JWT_PRIVATE_KEY: { description: 'key', secret: true }, NEW_ONE: { description: 'new' } };
     assert.deepEqual(settingsDrift(settings, documented), [
       'JWT_PRIVATE_KEY is a secret but not marked ★',
       'NEW_ONE is read by the service but not in the table',

@@ -35,10 +35,10 @@ export function documentedSettings(markdown: string, service: DocumentedService)
 export const configurationPage = (): string => readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 
 /**
- * What differs between a service's settings (`{NAME: {secret?}}`, as its config module declares them)
+ * What differs between a service's settings (`{NAME: {description, secret?}}`, as its config module declares them)
  * and the table: names missing from either side, and secrets marked on one side only.
  */
-export function settingsDrift(settings: Record<string, { secret?: boolean }>, documented: Map<string, { secret: boolean }>): string[] {
+export function settingsDrift(settings: Record<string, { description: string; secret?: boolean }>, documented: Map<string, { secret: boolean }>): string[] {
   const drift: string[] = [];
   for (const [name, setting] of Object.entries(settings)) {
     const row = documented.get(name);
