@@ -181,7 +181,7 @@ try {
     },
     markdown,
     {
-      readme: `Capacity with replicas on the production topology (\`npm run bench:capacity\`): [bench/results/capacity.md](bench/results/capacity.md), summed up in [docs/scaling.md](docs/scaling.md#capacity-with-replicas).`,
+      docs: `Capacity with replicas on the production topology (\`npm run bench:capacity\`): [bench/results/capacity.md](../bench/results/capacity.md), summed up in [docs/scaling.md](scaling.md#capacity-with-replicas).`,
     },
   );
   console.log(markdown);

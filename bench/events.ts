@@ -228,7 +228,7 @@ const markdown = [
   `| plain script publishing the same messages (the limit, median of 3) | ${rawRate} msgs/s |`,
   `| relay / plain script | ${round(relayRate / rawRate)}× (target ≥ 0.5×) |`,
   '',
-  `Partitioned relays ([docs/adr/0032-relay-partitions.md](docs/adr/0032-relay-partitions.md)): the same ${BACKLOG.toLocaleString('en')}-event backlog spread over ${TENANTS} tenants, drained by P management service processes with \`RELAY_PARTITIONS\`=P (a fresh platform each: Postgres, NATS and the P processes share this machine's 2 cores).`,
+  `Partitioned relays ([docs/adr/0032-relay-partitions.md](adr/0032-relay-partitions.md)): the same ${BACKLOG.toLocaleString('en')}-event backlog spread over ${TENANTS} tenants, drained by P management service processes with \`RELAY_PARTITIONS\`=P (a fresh platform each: Postgres, NATS and the P processes share this machine's 2 cores).`,
   '',
   '| relay partitions (processes) | events/s | vs 1 |',
   '|---|---|---|',

@@ -197,7 +197,7 @@ try {
     },
     markdown,
     {
-      readme: `Chaos of the production topology (\`npm run bench:topology\`): replica kills, a rolling restart, a NATS node kill, a Postgres primary kill and stall under load, with failed requests, retries and recovery per fault in [bench/results/topology.md](bench/results/topology.md) (${allOk ? 'every check met' : 'a check failed'} on ${new Date().toISOString().slice(0, 10)}; summary in docs/scaling.md).`,
+      docs: `Chaos of the production topology (\`npm run bench:topology\`): replica kills, a rolling restart, a NATS node kill, a Postgres primary kill and stall under load, with failed requests, retries and recovery per fault in [bench/results/topology.md](../bench/results/topology.md) (${allOk ? 'every check met' : 'a check failed'} on ${new Date().toISOString().slice(0, 10)}; summary in docs/scaling.md).`,
     },
   );
   console.log(markdown);

@@ -27,7 +27,7 @@ const DATA_PORT = Number(process.env.DATA_PORT ?? 8081);
 const MANAGEMENT_METRICS_PORT = Number(process.env.MANAGEMENT_METRICS_PORT ?? 9464);
 const DATA_METRICS_PORT = Number(process.env.DATA_METRICS_PORT ?? 9465);
 const DEMO_TENANT = 'demo';
-// README "When a process dies": a service that exits on its own is restarted, at most 3 times a minute.
+// docs/getting-started.md "When a process dies": a service that exits on its own is restarted, at most 3 times a minute.
 const RESTARTS: RestartPolicy = { limit: 3, windowMs: 60_000 };
 // A service lets requests finish for SHUTDOWN_GRACE_MS on SIGTERM, then closes its connections.
 const SERVICE_STOP_MS = (/^\d+$/.test(process.env.SHUTDOWN_GRACE_MS ?? '') ? Number(process.env.SHUTDOWN_GRACE_MS) : 10_000) + 10_000;
@@ -35,8 +35,8 @@ const SERVICE_STOP_MS = (/^\d+$/.test(process.env.SHUTDOWN_GRACE_MS ?? '') ? Num
 const FORMER_PG_PASSWORD = 'platform';
 const log = (line: string) => console.log(`[start] ${line}`);
 
-// `policies`: the ids of the demo tenant's sample policies by risk level (README "Reference data").
-// `bus_username`/`bus_password`: the demo tenant's subscriber on NATS and MQTT (README "The event bus").
+// `policies`: the ids of the demo tenant's sample policies by risk level (docs/robo-advice.md "The demo tenant's policies").
+// `bus_username`/`bus_password`: the demo tenant's subscriber on NATS and MQTT (docs/events.md "The event bus").
 type Credentials = DemoAccess & { policies?: Record<string, string>; bus_username?: string; bus_password?: string };
 
 // What runs is added to `resources` as it starts, so that a stop during the start stops what is
@@ -107,7 +107,7 @@ async function prepareDemoTenant(db: Knex): Promise<Credentials> {
   return credentials;
 }
 
-/** README "When a process dies": restarted unless it keeps dying; before the platform is ready, stop. */
+/** docs/getting-started.md "When a process dies": restarted unless it keeps dying; before the platform is ready, stop. */
 function onServiceExit(name: 'management' | 'data', exit: Exit): void {
   if (stopping) return;
   const how = describeExit(exit);

@@ -1,4 +1,4 @@
-// The Markdown of bench:data's figures, as the README shows them.
+// The Markdown of bench:data's figures, as docs/benchmarks.md shows them.
 import { median, round } from './harness.ts';
 
 export type CodingRow = { format: 'JSON' | 'Arrow'; coding: string; available: boolean; bytes?: number; compress_ms?: number; client_ms?: number };

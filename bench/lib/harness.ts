@@ -1,6 +1,6 @@
 // What every benchmark needs: Postgres and NATS (started here unless DATABASE_URL / NATS_URL name
 // servers), a migrated database, the management service in its own process, a tenant and a token,
-// and a way to record figures in bench/results/ and the README.
+// and a way to record figures in bench/results/ and docs/benchmarks.md.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,21 +140,24 @@ export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 1
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * Writes bench/results/<name>.json and .md, and replaces the README block between its markers.
- * `readme`: what the README shows in place of the whole markdown (a pointer to results/, say).
+ * Writes bench/results/<name>.json and .md, and replaces the block of docs/benchmarks.md between its
+ * markers. `docs`: what that page shows in place of the whole markdown (a pointer to results/, say),
+ * its links relative to docs/.
  */
-export function record(name: string, figures: unknown, markdown: string, options: { readme?: string } = {}): void {
+export function record(name: string, figures: unknown, markdown: string, options: { docs?: string } = {}): void {
   const results = new URL('../results/', import.meta.url).pathname;
   writeFileSync(`${results}${name}.json`, JSON.stringify(figures, null, 2) + '\n');
   writeFileSync(`${results}${name}.md`, markdown + '\n');
-  const readmePath = new URL('../../README.md', import.meta.url).pathname;
-  const readme = readFileSync(readmePath, 'utf8');
+  const pagePath = new URL('../../docs/benchmarks.md', import.meta.url).pathname;
+  const page = readFileSync(pagePath, 'utf8');
   const begin = `<!-- bench:${name}:begin -->`;
   const end = `<!-- bench:${name}:end -->`;
-  const block = `${begin}\n${options.readme ?? markdown}\n${end}`;
-  const next = readme.includes(begin)
-    ? readme.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), block)
-    : readme.replace(/## Benchmarks\n/, `## Benchmarks\n\n${block}\n`);
-  writeFileSync(readmePath, next);
-  log(`figures in bench/results/${name}.json and the README`);
+  const block = `${begin}\n${options.docs ?? markdown}\n${end}`;
+  // A benchmark's first run puts its block after the page's title and two-line summary.
+  const afterSummary = page.indexOf('\n\n', page.indexOf('\n\n') + 2) + 2;
+  const next = page.includes(begin)
+    ? page.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), () => block)
+    : `${page.slice(0, afterSummary)}${block}\n\n${page.slice(afterSummary)}`;
+  writeFileSync(pagePath, next);
+  log(`figures in bench/results/${name}.json and docs/benchmarks.md`);
 }

@@ -29,7 +29,7 @@ function threadCount(cores: number, work: string, fallback: number) {
  */
 const OPTIMIZER_THREADS = Math.max(1, CORES - 1);
 
-/** Every setting of the data service, read once at start (see the README's table). */
+/** Every setting of the data service, read once at start (docs/configuration.md's table, checked by test/configuration-doc.test.ts). */
 const service = serviceSettings({ metricsPort: 9465 });
 
 export const dataSettings = {

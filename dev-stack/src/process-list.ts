@@ -1,4 +1,4 @@
-// The processes of a running supervisor, read from /proc (Linux, as the README requires).
+// The processes of a running supervisor, read from /proc (Linux, as the README's prerequisites require).
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 export type ProcessInfo = { pid: number; ppid: number; command: string };

@@ -12,7 +12,7 @@ import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform
 // against both real services: the console as the management service serves it, the data service
 // reached across origins (docs/adr/0037-console-and-the-data-service.md). One browser and one
 // platform for the file; the steps build on each other. Screenshots of each page go to
-// .tmp/console-screenshots/ (docs/images/ keeps two of them for the README).
+// .tmp/console-screenshots/ (docs/images/ keeps two of them for docs/console.md).
 const SCREENSHOTS = new URL('../../.tmp/console-screenshots/', import.meta.url).pathname;
 const CHROMIUM = process.env.TEST_CHROMIUM ?? '/usr/bin/chromium';
 // Chromium as a test runs it: no sandbox (root in CI), no GPU, nothing fetched from the network.

@@ -9,21 +9,40 @@ import { freePort } from '@platform/dev-stack/ports';
 import { exitOf } from '@platform/dev-stack/processes';
 import { processesOf } from '@platform/dev-stack/process-list';
 
-/** The README's sections whose bash blocks run as one script, in this order, in one shell. */
-const SECTIONS = ['## A walk through with curl', '## Suitability assessments'];
+/**
+ * The sections whose shell blocks run as one script, in this order, in one shell: the README's
+ * taste, then the walk-through of docs/getting-started.md and the onboarding of docs/suitability.md
+ * that continues in its shell. The pages are the script.
+ */
+const SECTIONS: [page: string, heading: string][] = [
+  ['README.md', '## A taste'],
+  ['docs/getting-started.md', '## A walk through with curl'],
+  ['docs/suitability.md', '# Suitability assessments'],
+];
 
-/** The fenced bash blocks of one section of the README: the README is the script. */
-function blocksOf(readme: string, title: string): string[] {
-  const start = readme.indexOf(`\n${title}\n`);
-  assert.ok(start >= 0, `README has a section "${title}"`);
-  const next = readme.indexOf('\n## ', start + title.length + 2);
-  const section = readme.slice(start, next < 0 ? undefined : next);
-  const blocks = [...section.matchAll(/^```(?:bash|sh)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-  assert.ok(blocks.length > 0, `the section "${title}" has a bash block`);
+/** The fenced shell blocks of one section of a page, up to the next heading of its level or above. */
+function blocksOf(page: string, heading: string): string[] {
+  const lines = readFileSync(page, 'utf8').split('\n');
+  const start = lines.indexOf(heading);
+  assert.ok(start >= 0, `${page} has a section "${heading}"`);
+  const ends = new RegExp(`^#{1,${heading.indexOf(' ')}} `);
+  const blocks: string[] = [];
+  // Inside a fence: the shell block's lines so far, or null for a block of another language.
+  let fence: string[] | null | undefined;
+  for (const line of lines.slice(start + 1)) {
+    if (fence !== undefined) {
+      if (line === '```') {
+        if (fence) blocks.push(fence.join('\n'));
+        fence = undefined;
+      } else fence?.push(line);
+    } else if (line.startsWith('```')) fence = line === '```sh' || line === '```bash' ? [] : null;
+    else if (ends.test(line)) break;
+  }
+  assert.ok(blocks.length > 0, `the section "${heading}" of ${page} has a shell block`);
   return blocks;
 }
 
-const walkthrough = (readme: string): string => SECTIONS.flatMap((title) => blocksOf(readme, title)).join('\n');
+const walkthrough = (): string => SECTIONS.flatMap(([page, heading]) => blocksOf(page, heading)).join('\n');
 
 /** bash with `set -euo pipefail` running `script` in the repository folder, as a user pastes it. */
 function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
@@ -34,7 +53,7 @@ function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | 
   return exitOf(child).then((exit) => ({ code: exit.code, output }));
 }
 
-describe('README walk-through with curl', function () {
+describe('README taste and docs walk-through with curl', function () {
   this.timeout(300_000);
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-walkthrough-'));
   let env: NodeJS.ProcessEnv;
@@ -45,7 +64,7 @@ describe('README walk-through with curl', function () {
       ['jq', 'jq'],
       ['curl', 'curl'],
     ])
-      ensureInstalled(binary!, pkg!, (line) => console.log(line), 'to run the README walk-through');
+      ensureInstalled(binary!, pkg!, (line) => console.log(line), 'to run the walk-through of docs/getting-started.md');
     env = { ...process.env, PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
     for (const name of ['MANAGEMENT_PORT', 'DATA_PORT', 'MANAGEMENT_METRICS_PORT', 'DATA_METRICS_PORT', 'PG_PORT', 'NATS_PORT', 'MQTT_PORT'])
       env[name] = String(await freePort());
@@ -63,8 +82,8 @@ describe('README walk-through with curl', function () {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('runs as pasted, twice in a row, logging in, refreshing, creating a user and a portfolio, reading an instrument of the sample universe, a robo-advised paper portfolio invested and paid out, and a customer onboarded by an assessment', async () => {
-    const script = walkthrough(readFileSync('README.md', 'utf8'));
+  it('runs as pasted, twice in a row: the README taste, then logging in, refreshing, creating a user and a portfolio, reading an instrument of the sample universe, a robo-advised paper portfolio invested and paid out, and a customer onboarded by an assessment', async () => {
+    const script = walkthrough();
     const runs: string[] = [];
     for (let run = 1; run <= 2; run++) {
       const { code, output } = await bash(script, env);
@@ -74,6 +93,9 @@ describe('README walk-through with curl', function () {
     const tokens = /"access_token":"(eyJ[\w-]+\.[\w-]+\.[\w-]+)".*"refresh_token":"([\w-]+)"/g;
     const userIds: string[] = [];
     for (const output of runs) {
+      // The README's taste: the deposit booked, then the portfolio's events read back in commit order.
+      assert.match(output, /"type":"CASH","status":"SETTLED","quantity":"1000(\.00)?"/, `the taste's deposit:\n${output}`);
+      assert.match(output, /^portfolios\.creation\nnotifications\.deposit-received$/m, `the taste's events:\n${output}`);
       const issued = [...output.matchAll(tokens)];
       assert.equal(issued.length, 2, `a login and a refresh, each with an access and a refresh token:\n${output}`);
       assert.notEqual(issued[0]![2], issued[1]![2], 'the refresh issued a new refresh token');

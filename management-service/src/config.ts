@@ -56,7 +56,7 @@ function timeOfDay(raw: string): string {
   return raw;
 }
 
-/** Every setting of the management service, read once at start (see the README's table). */
+/** Every setting of the management service, read once at start (docs/configuration.md's table, checked by test/configuration-doc.test.ts). */
 const service = serviceSettings({ metricsPort: 9464 });
 
 export const managementSettings = {

@@ -1,4 +1,4 @@
-/** How often `npm start` restarts a service that exits on its own (README: "When a process dies"). */
+/** How often `npm start` restarts a service that exits on its own (docs/getting-started.md: "When a process dies"). */
 export type RestartPolicy = { limit: number; windowMs: number };
 
 /**

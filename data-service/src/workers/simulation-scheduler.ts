@@ -65,7 +65,7 @@ export function simulationScheduler(executor: SimulationExecutor, perTenant: num
     sharing === 'runs'
       ? () => queue.runningCount() < slots
       : (_tenant: string, running: number) => queue.runningCount() < (running === 0 ? RUNS_PER_SLOT * slots : slots);
-  // Until a run finished, a guess: the README's monthly 30-year run takes a fraction of a second.
+  // Until a run finished, a guess: the monthly 30-year run of bench:montecarlo (docs/benchmarks.md) takes a fraction of a second.
   let averageRunMs = 1000;
   let closed = false;
 
