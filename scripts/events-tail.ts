@@ -2,7 +2,8 @@
 // (subject, action, entity_id, created, id), read with the tenant's bus credential from `npm start`'s
 // credentials file. NATS by default (core subscription on tenants.<tenant>.events), `--mqtt` for the
 // MQTT listener (topic tenants/<tenant>/events). What it is doing goes to stderr. Ctrl-C, SIGINT or
-// SIGTERM closes the connection and exits with 0.
+// SIGTERM closes the connection and exits with 0. `npm run topology`'s .data/topology.json serves as
+// well (--credentials).
 //   npm run events:tail [-- --mqtt] [-- --credentials path/to/credentials.json]
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

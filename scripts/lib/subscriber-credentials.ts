@@ -1,9 +1,9 @@
-/** What a subscriber to a tenant's events needs of `npm start`'s credentials file. */
+/** What a subscriber to a tenant's events needs of `npm start`'s credentials file (or `npm run topology`'s topology.json). */
 export type SubscriberCredentials = {
   tenantId: string;
   username: string;
   password: string;
-  /** Without credentials in it: the subscriber logs in with `username` and `password`. */
+  /** Without a login in it: the subscriber logs in with `username` and `password`. */
   natsUrl?: string;
   mqttUrl?: string;
 };
@@ -31,7 +31,27 @@ export function subscriberCredentials(text: string, file: string): SubscriberCre
     tenantId: field('tenant_id')!,
     username: field('bus_username')!,
     password: field('bus_password')!,
-    natsUrl: field('nats_url'),
-    mqttUrl: field('mqtt_url'),
+    natsUrl: withoutLogin(field('nats_url')),
+    // topology.json lists the MQTT listener of every NATS node: any one serves the tenant.
+    mqttUrl: withoutLogin(field('mqtt_url') ?? (Array.isArray(fields.mqtt_urls) && typeof fields.mqtt_urls[0] === 'string' ? fields.mqtt_urls[0] : undefined)),
   };
+}
+
+/**
+ * A URL (or a NATS server list) without the login it may carry: topology.json's nats_url logs a tool
+ * in as the platform's admin, which a subscriber neither needs nor may show in what it prints.
+ */
+function withoutLogin(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  return url
+    .split(',')
+    .map((part) => {
+      const server = part.trim();
+      if (!server.includes('://')) return server;
+      const parsed = new URL(server);
+      parsed.username = '';
+      parsed.password = '';
+      return parsed.toString().replace(/\/$/, '');
+    })
+    .join(',');
 }

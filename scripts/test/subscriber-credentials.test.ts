@@ -31,6 +31,20 @@ describe("a subscriber's credentials from npm start's file", () => {
     assert.equal(credentials.mqttUrl, undefined);
   });
 
+  it("drops a login the URLs carry (topology.json's admin) and takes the first of topology.json's MQTT listeners", () => {
+    const credentials = subscriberCredentials(
+      written({
+        nats_url: 'nats://admin:s3cret@127.0.0.1:4222,127.0.0.1:4223',
+        mqtt_url: undefined,
+        mqtt_urls: ['mqtt://127.0.0.1:1883', 'mqtt://127.0.0.1:1884'],
+      }),
+      FILE,
+    );
+    assert.equal(credentials.natsUrl, 'nats://127.0.0.1:4222,127.0.0.1:4223');
+    assert.equal(credentials.mqttUrl, 'mqtt://127.0.0.1:1883');
+    assert.equal(subscriberCredentials(written({ mqtt_url: 'mqtt://u:p@127.0.0.1:1883' }), FILE).mqttUrl, 'mqtt://127.0.0.1:1883');
+  });
+
   it('refuses a file without the tenant or its bus login, naming the file, the field and what to do', () => {
     for (const name of ['tenant_id', 'bus_username', 'bus_password']) {
       for (const value of [undefined, '', 42]) {
