@@ -112,8 +112,8 @@ async function prepareDemoTenant(db: Knex): Promise<Credentials> {
 /**
  * Where a subscriber of this start reaches the bus: the servers in force, without the login that
  * NATS_URL or the admin URL of the server started here carries (a tenant logs in with its bus
- * credential). No MQTT listener is known of a server given by NATS_URL. Written again at every start,
- * as the ports may have changed.
+ * credential; docs/adr/0026-bus-authorization.md). No MQTT listener is known of a server given by
+ * NATS_URL. Written again at every start, as the ports may have changed.
  */
 function busUrls(nats: NatsServer | undefined): { nats_url?: string; mqtt_url?: string } {
   const url = nats?.url ?? process.env.NATS_URL;

@@ -39,7 +39,8 @@ export function subscriberCredentials(text: string, file: string): SubscriberCre
 
 /**
  * A URL (or a NATS server list) without the login it may carry: topology.json's nats_url logs a tool
- * in as the platform's admin, which a subscriber neither needs nor may show in what it prints.
+ * in as the platform's admin, which a subscriber neither needs nor may show in what it prints
+ * (docs/adr/0026-bus-authorization.md).
  */
 function withoutLogin(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
