@@ -6,12 +6,13 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
-import { Resources } from '@platform/shared';
+import { natsCredentials, Resources } from '@platform/shared';
 import { createAccessKey, createApiKey, createTenant, ensureDefaultQuestionnaire } from '@platform/management-service/admin/provisioning';
 import { findActiveTenant } from '@platform/management-service/store/credentials';
 import { createBusCredential } from '@platform/management-service/admin/bus-credentials';
 import { startBusUsersSync } from '@platform/management-service/bus/sync';
 import { postgresSystemUser } from '@platform/dev-stack/postgres';
+import type { NatsServer } from '@platform/dev-stack/nats-server';
 import { describeExit, type Exit } from '@platform/dev-stack/processes';
 import { secretFile } from '@platform/dev-stack/secrets';
 import { signingKeyFile } from '@platform/dev-stack/signing-key';
@@ -36,8 +37,9 @@ const FORMER_PG_PASSWORD = 'platform';
 const log = (line: string) => console.log(`[start] ${line}`);
 
 // `policies`: the ids of the demo tenant's sample policies by risk level (docs/robo-advice.md "The demo tenant's policies").
-// `bus_username`/`bus_password`: the demo tenant's subscriber on NATS and MQTT (docs/events.md "The event bus").
-type Credentials = DemoAccess & { policies?: Record<string, string>; bus_username?: string; bus_password?: string };
+// `bus_username`/`bus_password`: the demo tenant's subscriber on NATS and MQTT (docs/events.md "The event bus"),
+// at `nats_url` and `mqtt_url` (`npm run events:tail`).
+type Credentials = DemoAccess & { policies?: Record<string, string>; bus_username?: string; bus_password?: string; nats_url?: string; mqtt_url?: string };
 
 // What runs is added to `resources` as it starts, so that a stop during the start stops what is
 // already there: the services, then NATS, then Postgres, in the reverse order of their start.
@@ -107,6 +109,17 @@ async function prepareDemoTenant(db: Knex): Promise<Credentials> {
   return credentials;
 }
 
+/**
+ * Where a subscriber of this start reaches the bus: the servers in force, without the login that
+ * NATS_URL or the admin URL of the server started here carries (a tenant logs in with its bus
+ * credential; docs/adr/0026-bus-authorization.md). No MQTT listener is known of a server given by
+ * NATS_URL. Written again at every start, as the ports may have changed.
+ */
+function busUrls(nats: NatsServer | undefined): { nats_url?: string; mqtt_url?: string } {
+  const url = nats?.url ?? process.env.NATS_URL;
+  return { nats_url: url ? natsCredentials(url).servers.join(',') : undefined, mqtt_url: nats?.mqttUrl };
+}
+
 /** docs/getting-started.md "When a process dies": restarted unless it keeps dying; before the platform is ready, stop. */
 function onServiceExit(name: 'management' | 'data', exit: Exit): void {
   if (stopping) return;
@@ -165,7 +178,8 @@ try {
       : { own: { port: Number(process.env.NATS_PORT ?? 4222), mqttPort: Number(process.env.MQTT_PORT ?? 1883), dir: `${DATA}/nats`, name: 'platform-dev' } },
     signingKey: process.env.JWT_PRIVATE_KEY ?? (await signingKeyFile(`${DATA}/jwt-signing-key.pem`)),
     prepare: async ({ db, databaseUrl, nats }) => {
-      credentials = await prepareDemoTenant(db);
+      credentials = { ...(await prepareDemoTenant(db)), ...busUrls(nats) };
+      writeFileSync(`${DATA}/credentials.json`, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
       if (nats) {
         // Tenants' bus credentials reach nats-server through its users file (docs/adr/0026-bus-authorization.md).
         const syncDb = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
@@ -219,6 +233,7 @@ try {
   log(`data interface:       ${demo.data_url}  (contract: contracts/data.openapi.yaml)`);
   log(`administration console: ${demo.management_url}/console/  (sign in with access_key_id, secret_access_key and api_key of credentials.json)`);
   if (mqttUrl) log(`tenant events over MQTT:  ${mqttUrl} topic tenants/<tenant>/events (bus_username and bus_password of credentials.json)`);
+  log(`the demo tenant's events as they arrive: npm run events:tail (NATS; -- --mqtt for MQTT), or node docs/examples/subscribe-events.mjs`);
   log(`demo tenant credentials: ${DATA}/credentials.json (tenant ${demo.tenant_id}; sample policies: ${Object.keys(policies).join(', ') || 'none'})`);
   log('ready; Ctrl-C stops everything');
 } catch (error) {

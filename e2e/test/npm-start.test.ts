@@ -22,6 +22,8 @@ type Credentials = {
   policies: Record<string, string>;
   bus_username: string;
   bus_password: string;
+  nats_url: string;
+  mqtt_url: string;
 };
 const LEVELS = ['defensive', 'conservative', 'balanced', 'growth', 'aggressive'];
 
@@ -183,6 +185,8 @@ describe('npm start', function () {
       'bus_username',
       'data_url',
       'management_url',
+      'mqtt_url',
+      'nats_url',
       'policies',
       'risk_profiles',
       'secret_access_key',
@@ -190,6 +194,7 @@ describe('npm start', function () {
     ]);
     // The bus takes the demo tenant's credential and nobody without one (docs/adr/0026-bus-authorization.md).
     const natsAddress = `nats://127.0.0.1:${ports.NATS_PORT}`;
+    assert.equal(credentials.nats_url, natsAddress, 'the NATS server of this start, without a login in the URL');
     await (await connectNats(natsAddress, 'demo-subscriber', { user: credentials.bus_username, pass: credentials.bus_password, reconnect: false })).close();
     await assert.rejects(connectNats(natsAddress, 'anonymous', { reconnect: false }), /Authorization Violation/i);
     assert.deepEqual(Object.keys(credentials.policies), LEVELS);
