@@ -41,8 +41,18 @@ function idLink(id: string, embedded: Record<string, unknown>): HTMLElement {
   );
 }
 
-function cell(value: unknown, embedded: Record<string, unknown>): Node | string {
+/** A time to the minute (UTC), the full time in its title: the lists keep their columns narrow. */
+function shortTime(iso: unknown): HTMLElement | string {
+  if (typeof iso !== 'string' || !iso) return '';
+  return h('time', { datetime: iso, title: formatTime(iso) }, `${iso.slice(0, 10)} ${iso.slice(11, 16)}`);
+}
+
+/** An enum value (`ROBO_ADVISOR_DISCRETIONARY`) that may wrap after its underscores, shown as the query names it. */
+const wrappable = (text: string) => text.split('_').flatMap((part, i) => (i ? ['_', h('wbr'), part] : [part]));
+
+function cell(value: unknown, embedded: Record<string, unknown>): Node | string | (Node | string)[] {
   if (isEntityId(value)) return idLink(value, embedded);
+  if (typeof value === 'string' && /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(value)) return wrappable(value);
   if (Array.isArray(value) && value.length && value.every(isEntityId)) {
     const links = value.flatMap((id, i) => [i ? ', ' : null, idLink(id, embedded)]).filter((n) => n !== null);
     return h('span', {}, ...links);
@@ -51,12 +61,12 @@ function cell(value: unknown, embedded: Record<string, unknown>): Node | string 
 }
 
 /** A heading that orders the query by `path` (and the other way round once ordered by it). */
-function sortHeading(listing: Listing, path: string, label: string, numeric = false): HTMLElement {
+function sortHeading(listing: Listing, path: string, label: string): HTMLElement {
   const order = currentOrder(listing.query);
   const sorted = order?.path === path ? (order.descending ? 'descending' : 'ascending') : undefined;
   return h(
     'th',
-    { scope: 'col', class: numeric ? 'num' : null, 'aria-sort': sorted ?? null, 'data-path': path },
+    { scope: 'col', 'aria-sort': sorted ?? null, 'data-path': path },
     h(
       'a',
       { class: 'sort', href: listHref(listing, { q: toggleOrder(listing.query, path), o: undefined }), title: `Order by ${label.toLowerCase()}` },
@@ -114,13 +124,7 @@ export function resultsTable(listing: Listing, page: EntityPage): HTMLElement {
       head: [
         sortHeading(listing, 'id', 'Id'),
         columns.map((c) => sortHeading(listing, c, headingLabel(c))),
-        selection
-          ? []
-          : [
-              sortHeading(listing, 'creation_datetime', 'Created'),
-              sortHeading(listing, 'version', 'Version', true),
-              sortHeading(listing, 'version_datetime', 'Last change'),
-            ],
+        selection ? [] : [sortHeading(listing, 'creation_datetime', 'Created'), sortHeading(listing, 'version_datetime', 'Last change')],
       ],
       body: page.results.map((entity) =>
         h(
@@ -138,9 +142,9 @@ export function resultsTable(listing: Listing, page: EntityPage): HTMLElement {
           selection
             ? null
             : [
-                h('td', { class: 'nowrap' }, formatTime(entity.creation_datetime)),
-                h('td', { class: 'num' }, cellText(entity.version)),
-                h('td', { class: 'nowrap' }, formatTime(entity.version_datetime)),
+                h('td', {}, shortTime(entity.creation_datetime)),
+                // The version number is on the entity's page, with its log.
+                h('td', { 'data-version': String(entity.version) }, shortTime(entity.version_datetime)),
               ],
         ),
       ),
