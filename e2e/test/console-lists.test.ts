@@ -137,6 +137,16 @@ describe('administration console: the lists of the search page', function () {
     await shows(1, 9, 9);
     assert.equal(await page.getByLabel('Status').inputValue(), '');
     assert.equal(await page.getByLabel('Text', { exact: true }).inputValue(), '');
+
+    // Quotes and stars in the text are the text: the query stays one search of it, nothing else.
+    await page.getByLabel('Text', { exact: true }).fill("x' or name neq '*");
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    const hostile = "(name eq '*x'' or name neq ''\\**' or external_id eq '*x'' or name neq ''\\**')";
+    await page.getByText('No portfolios match this query.').waitFor();
+    assert.equal(await queryBox().inputValue(), hostile);
+    assert.equal(await page.locator('#query-error').isHidden(), true);
+    assert.equal((await answer(hostile)).count, 0);
+    assert.equal((await answer('')).count, 13);
   });
 
   it('orders the rows by a heading, then the other way round', async () => {
@@ -177,6 +187,15 @@ describe('administration console: the lists of the search page', function () {
     await page.getByRole('link', { name: 'Previous page' }).click();
     await shows(1, 10, 12);
     assert.deepEqual(await rowIds(), first);
+
+    // Another collection offers its own filters: users by status and text, no manager.
+    await page.getByLabel('Collection').selectOption('users');
+    assert.equal(await page.getByLabel('Manager').count(), 0);
+    await page.getByLabel('Text', { exact: true }).fill('Love');
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.locator('p.count', { hasText: '1–1 of 1 users' }).waitFor();
+    assert.equal(await queryBox().inputValue(), "(first_name eq '*Love*' or last_name eq '*Love*' or email eq '*Love*' or external_id eq '*Love*')");
+    assert.deepEqual(await rowIds(), [ada.id]);
     assert.deepEqual(browser.pageErrors, []);
   });
 });

@@ -73,27 +73,32 @@ export const searchPage: Page = async (ctx) => {
   );
   ctx.main.append(form, quick, results, openById());
 
-  const go = (target: string, chosen: Collection, q: string) => {
-    if (location.hash === target) void run(ctx, { collection: chosen, query: q, size, params: {} }, 0, input, errorBox, results);
+  // The same URL again (Search pressed twice) makes no hashchange: the query is run here.
+  const go = (chosen: Collection, q: string, shown: Record<string, string | undefined>) => {
+    const target = href('search', undefined, { c: chosen.key, q, n: String(size), ...shown, run: '1' });
+    if (location.hash === target) void run(ctx, { collection: chosen, query: q, size, params: shown }, 0, input, errorBox, results);
     else location.hash = target;
   };
-  const readFilters = quickFilters(quick, collection, filters, () => {
+  const applyFilters = () => {
     const chosen = collectionByKey(select.value)!;
     const now = readFilters();
-    const q = withFilter(input.value.trim(), compileFilters(chosen.filters, now));
+    // Another collection's ordering and selection name fields this one may lack: they are not carried over.
+    const q = withFilter(chosen.key === collection.key ? input.value.trim() : '', compileFilters(chosen.filters, now));
     input.value = q;
-    go(href('search', undefined, { c: chosen.key, q, n: String(size), ...filterParams(now), run: '1' }), chosen, q);
-  });
+    go(chosen, q, filterParams(now));
+  };
+  let readFilters = quickFilters(quick, collection, filters, applyFilters);
   // Another collection offers other filters: they start empty.
-  select.addEventListener('change', () => quickFilters(quick, collectionByKey(select.value)!, {}, () => quick.requestSubmit()));
+  select.addEventListener('change', () => {
+    readFilters = quickFilters(quick, collectionByKey(select.value)!, {}, applyFilters);
+  });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const chosen = collectionByKey(select.value)!;
     const q = input.value.trim();
     const now = readFilters();
     // The filters stay shown only while the query's filter part is still what they compile to.
-    const kept = chosen.key === collection.key && splitQuery(q).filter === compileFilters(chosen.filters, now) ? filterParams(now) : {};
-    go(href('search', undefined, { c: chosen.key, q, n: String(size), ...kept, run: '1' }), chosen, q);
+    go(chosen, q, splitQuery(q).filter === compileFilters(chosen.filters, now) ? filterParams(now) : {});
   });
   const listing: Listing = { collection, query, size, params: filterParams(filters) };
   if (params.has('run')) await run(ctx, listing, offset, input, errorBox, results);
