@@ -196,6 +196,17 @@ describe('administration console: the lists of the search page', function () {
     await page.locator('p.count', { hasText: '1–1 of 1 users' }).waitFor();
     assert.equal(await queryBox().inputValue(), "(first_name eq '*Love*' or last_name eq '*Love*' or email eq '*Love*' or external_id eq '*Love*')");
     assert.deepEqual(await rowIds(), [ada.id]);
+
+    // Every collection's list, with the references it embeds, is answered (no problem shown).
+    for (const key of ['policies', 'goals', 'horizons', 'risk-profiles', 'instrument_groups', 'profiles', 'questionnaires']) {
+      await page.getByLabel('Collection').selectOption(key);
+      await queryBox().fill('');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.waitForURL((url) => url.hash.includes(`c=${key}&`));
+      await page.locator('.results p.count, .results p.state.empty, .results .problem').first().waitFor();
+      assert.equal(await page.locator('.results .problem').count(), 0, `${key}: ${await page.locator('.results').innerText()}`);
+      if (key === 'policies') assert.deepEqual(await rowIds(), [policy.id]);
+    }
     assert.deepEqual(browser.pageErrors, []);
   });
 });
