@@ -1,40 +1,39 @@
-import type { components } from '@platform/api-types/management';
 import { ApiProblem } from '@platform/client';
-import { cellText, dataTable, empty, formatTime, h, loading, problemView, replace } from '../dom.ts';
-import { COLLECTIONS, collectionByKey, entityPath, valueAt, type Collection } from '../lib/collections.ts';
+import { h, loading, problemView, replace } from '../dom.ts';
+import { COLLECTIONS, collectionByKey, entityPath, type Collection } from '../lib/collections.ts';
+import { compileFilters, pageSize, splitQuery, withFilter, type QuickFilters } from '../lib/list-query.ts';
 import { markPosition, queryErrorPosition } from '../lib/query-error.ts';
 import { href } from '../lib/route.ts';
 import type { Page, PageContext } from '../page.ts';
-
-const PAGE_SIZE = 20;
-type Schemas = components['schemas'];
-/**
- * A page of any collection of COLLECTIONS. The contract's common `PageLinks` has no `results`, so
- * the page is the union of the collections' own page schemas.
- */
-type EntityPage =
-  | Schemas['PortfolioPage']
-  | Schemas['UserPage']
-  | Schemas['PolicyPage']
-  | Schemas['GoalPage']
-  | Schemas['HorizonPage']
-  | Schemas['RiskProfilePage']
-  | Schemas['InstrumentGroupPage']
-  | Schemas['SuitabilityProfilePage']
-  | Schemas['QuestionnairePage'];
+import { resultsTable, type EntityPage, type Listing } from './search-results.ts';
 
 const EXAMPLES: Record<string, string> = {
   portfolios: "status eq 'ACTIVE' and name eq 'Pens*' orderby version_datetime desc",
   users: "last_name eq 'Love*' orderby last_name",
 };
 
-/** Any collection queried with the interface's query language; a parse error is marked where the interface says. */
+/** The quick filters' values in the URL. */
+const FILTER_PARAMS = { status: 'st', manager: 'mg', moneyType: 'mt', text: 't' } as const satisfies Record<keyof QuickFilters, string>;
+
+const filtersOf = (params: URLSearchParams): QuickFilters =>
+  Object.fromEntries(Object.entries(FILTER_PARAMS).map(([name, param]) => [name, params.get(param) ?? undefined]));
+
+const filterParams = (filters: QuickFilters): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(FILTER_PARAMS).map(([name, param]) => [param, filters[name as keyof QuickFilters] || undefined]));
+
+/**
+ * Any collection queried with the interface's query language. The quick filters write the filter
+ * part of the query in the box, where the operator sees and may edit it; a heading orders it; a
+ * parse error is marked where the interface says.
+ */
 export const searchPage: Page = async (ctx) => {
   ctx.title('Search');
   const { params } = ctx.route;
   const collection = collectionByKey(params.get('c')) ?? COLLECTIONS[0]!;
   const query = params.get('q') ?? '';
   const offset = Math.max(0, Number(params.get('o') ?? 0) || 0);
+  const size = pageSize(params.get('n'));
+  const filters = filtersOf(params);
 
   const select = h(
     'select',
@@ -53,6 +52,7 @@ export const searchPage: Page = async (ctx) => {
   });
   const errorBox = h('div', { id: 'query-error', class: 'query-error', hidden: true });
   const results = h('section', { class: 'results', 'aria-label': 'Results', 'aria-live': 'polite' });
+  const quick = h('form', { class: 'quick-filters row wrap', 'aria-label': 'Quick filters' });
   const form = h(
     'form',
     { class: 'search', role: 'search' },
@@ -65,37 +65,106 @@ export const searchPage: Page = async (ctx) => {
       h(
         'p',
         { class: 'hint', id: 'query-hint' },
-        'Comparisons (eq, neq, lt, le, gt, ge, in […]) joined by and / or, then orderby and select; strings in single quotes, * as a wildcard. Empty: every entity.',
+        'The quick filters write this query; edit it freely. Comparisons (eq, neq, lt, le, gt, ge, in […]) joined by and / or, then orderby and select; strings in single quotes, * as a wildcard. Empty: every entity.',
       ),
       errorBox,
     ),
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')),
   );
-  ctx.main.append(form, results, openById());
+  ctx.main.append(form, quick, results, openById());
 
+  // The same URL again (Search pressed twice) makes no hashchange: the query is run here.
+  const go = (chosen: Collection, q: string, shown: Record<string, string | undefined>) => {
+    const target = href('search', undefined, { c: chosen.key, q, n: String(size), ...shown, run: '1' });
+    if (location.hash === target) void run(ctx, { collection: chosen, query: q, size, params: shown }, 0, input, errorBox, results);
+    else location.hash = target;
+  };
+  const applyFilters = () => {
+    const chosen = collectionByKey(select.value)!;
+    const now = readFilters();
+    // Another collection's ordering and selection name fields this one may lack: they are not carried over.
+    const q = withFilter(chosen.key === collection.key ? input.value.trim() : '', compileFilters(chosen.filters, now));
+    input.value = q;
+    go(chosen, q, filterParams(now));
+  };
+  let readFilters = quickFilters(quick, collection, filters, applyFilters);
+  // Another collection offers other filters: they start empty.
+  select.addEventListener('change', () => {
+    readFilters = quickFilters(quick, collectionByKey(select.value)!, {}, applyFilters);
+  });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const target = href('search', undefined, { c: select.value, q: input.value.trim(), run: '1' });
-    if (location.hash === target) void run(ctx, collectionByKey(select.value)!, input.value.trim(), 0, input, errorBox, results);
-    else location.hash = target;
+    const chosen = collectionByKey(select.value)!;
+    const q = input.value.trim();
+    const now = readFilters();
+    // The filters stay shown only while the query's filter part is still what they compile to.
+    go(chosen, q, splitQuery(q).filter === compileFilters(chosen.filters, now) ? filterParams(now) : {});
   });
-  if (params.has('run')) await run(ctx, collection, query, offset, input, errorBox, results);
+  const listing: Listing = { collection, query, size, params: filterParams(filters) };
+  if (params.has('run')) await run(ctx, listing, offset, input, errorBox, results);
   else input.focus();
 };
 
-async function run(
-  ctx: PageContext,
-  collection: Collection,
-  query: string,
-  offset: number,
-  input: HTMLInputElement,
-  errorBox: HTMLElement,
-  results: HTMLElement,
-): Promise<void> {
+/**
+ * Draws the quick filters `collection` offers into `form`, set to `values`; `apply` runs when a
+ * choice changes or the form is submitted. Answers a reader of the values shown.
+ */
+function quickFilters(form: HTMLFormElement, collection: Collection, values: QuickFilters, apply: () => void): () => QuickFilters {
+  const spec = collection.filters;
+  const choice = (id: string, label: string, options: readonly string[] | undefined, value: string | undefined) => {
+    if (!options) return undefined;
+    const control = h(
+      'select',
+      { id, name: id },
+      h('option', { value: '' }, 'Any'),
+      options.map((o) => h('option', { value: o, selected: o === value }, o)),
+    );
+    control.addEventListener('change', apply);
+    return { control, field: h('div', { class: 'field' }, h('label', { for: id }, label), control) };
+  };
+  const status = choice('filter-status', 'Status', spec.status, values.status);
+  const manager = choice('filter-manager', 'Manager', spec.manager, values.manager);
+  const moneyType = choice('filter-money-type', 'Money type', spec.moneyType, values.moneyType);
+  const where = spec.text.map((p) => (p === 'email' ? 'e-mail' : p.replace(/_/g, ' '))).join(', ');
+  const text = h('input', {
+    id: 'filter-text',
+    name: 'filter-text',
+    value: values.text ?? '',
+    autocomplete: 'off',
+    spellcheck: false,
+    'aria-describedby': 'filter-text-hint',
+  });
+  form.replaceChildren(
+    ...[status, manager, moneyType].flatMap((c) => (c ? [c.field] : [])),
+    h(
+      'div',
+      { class: 'field grow' },
+      h('label', { for: 'filter-text' }, 'Text'),
+      text,
+      h('p', { class: 'hint', id: 'filter-text-hint' }, `Found within ${where} (letter case counts).`),
+    ),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'secondary' }, 'Filter')),
+  );
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    apply();
+  };
+  return () => ({
+    status: status?.control.value || undefined,
+    manager: manager?.control.value || undefined,
+    moneyType: moneyType?.control.value || undefined,
+    text: text.value.trim() || undefined,
+  });
+}
+
+async function run(ctx: PageContext, listing: Listing, offset: number, input: HTMLInputElement, errorBox: HTMLElement, results: HTMLElement): Promise<void> {
+  const { collection, query, size } = listing;
   clearQueryError(input, errorBox);
   replace(results, loading(collection.label.toLowerCase()));
-  const search = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset) });
+  const search = new URLSearchParams({ limit: String(size), offset: String(offset) });
   if (query) search.set('query', query);
+  // The names of the entities the rows point to come in the same answer.
+  if (collection.references.length) search.set('embed', collection.references.join(','));
   let page: EntityPage;
   try {
     page = await ctx.session.management<EntityPage>('GET', `${collection.path}?${search.toString()}`, undefined, ctx.signal);
@@ -110,7 +179,7 @@ async function run(
     }
     return;
   }
-  replace(results, resultsTable(collection, query, page));
+  replace(results, resultsTable(listing, page));
 }
 
 function clearQueryError(input: HTMLInputElement, errorBox: HTMLElement): void {
@@ -142,53 +211,6 @@ function showQueryError(input: HTMLInputElement, errorBox: HTMLElement, query: s
   input.setAttribute('aria-describedby', 'query-hint query-error');
   input.focus();
   input.setSelectionRange(marked.before.length, marked.before.length + marked.at.length);
-}
-
-function resultsTable(collection: Collection, query: string, page: EntityPage): HTMLElement {
-  if (page.results.length === 0)
-    return empty(query ? `No ${collection.label.toLowerCase()} match this query.` : `The tenant has no ${collection.label.toLowerCase()} yet.`);
-  // A `select` query answers the id and the selected fields only.
-  const selection = page.results.every((r) => !('version' in r));
-  const columns = selection ? [...new Set(page.results.flatMap((r) => Object.keys(r)))].filter((k) => k !== 'id') : collection.columns;
-  const first = page.offset + 1;
-  const last = page.offset + page.results.length;
-  const pager = (label: string, offset: number) =>
-    h('a', { class: 'button secondary', href: href('search', undefined, { c: collection.key, q: query, o: String(offset), run: '1' }) }, label);
-  return h(
-    'div',
-    {},
-    h(
-      'div',
-      { class: 'table-head' },
-      h('p', { class: 'count' }, `${first}–${last} of ${page.count} ${collection.label.toLowerCase()}`),
-      h(
-        'div',
-        { class: 'pager' },
-        page.offset > 0 ? pager('Previous page', Math.max(0, page.offset - PAGE_SIZE)) : null,
-        page.next ? pager('Next page', page.offset + PAGE_SIZE) : null,
-      ),
-    ),
-    dataTable({
-      caption: `${collection.label} matching the query`,
-      head: ['Id', ...columns, ...(selection ? [] : ['Version', 'Last change'])],
-      body: page.results.map((entity) =>
-        h(
-          'tr',
-          { 'data-id': entity.id },
-          h(
-            'td',
-            {},
-            h('a', { class: 'mono', href: href('entity', entity.id) }, entity.id),
-            collection.key === 'portfolios'
-              ? [' ', h('a', { class: 'tag', href: href('portfolio', entity.id), 'aria-label': `Portfolio page of ${entity.id}` }, 'portfolio')]
-              : null,
-          ),
-          columns.map((c) => h('td', {}, cellText(valueAt(entity, c)))),
-          selection ? null : [h('td', { class: 'num' }, cellText(entity.version)), h('td', {}, formatTime(entity.version_datetime))],
-        ),
-      ),
-    }),
-  );
 }
 
 /** An id pasted from a log or a ticket, opened at once. */
