@@ -1,8 +1,10 @@
-import type { EventEnvelope } from '@platform/client';
+import { ApiProblem, type EventEnvelope } from '@platform/client';
 import type { components } from '@platform/api-types/management';
 import { cellText, empty, formatTime, h, problemView, replace } from '../dom.ts';
+import { entityPath } from '../lib/collections.ts';
+import { inRange, timeRange, type TimeRange } from '../lib/event-range.ts';
 import { href } from '../lib/route.ts';
-import { pause, type Page } from '../page.ts';
+import { pause, type Page, type PageContext } from '../page.ts';
 
 /** `GET /events/`'s answer, each event's `data` as the client package reads it (its fields depend on the event). */
 export type EventPage = Omit<components['schemas']['EventPage'], 'results'> & { results: EventEnvelope[] };
@@ -27,19 +29,72 @@ export function eventDetails(event: EventEnvelope): string {
     .join(' · ');
 }
 
-/** The tenant's outbound events, polled from `GET /events/` with its cursor, newest on top, optionally of one subject. */
+/**
+ * The tenant's outbound events, polled from `GET /events/` with its cursor, newest on top,
+ * optionally of one subject, one entity (both filtered by the interface) and a time range (applied
+ * here to the events read: the interface has no time filter, docs/adr/0036-administration-console.md).
+ */
 export const eventsPage: Page = async (ctx) => {
   ctx.title('Events');
-  const subject = ctx.route.params.get('subject') ?? '';
+  const params = ctx.route.params;
+  const subject = params.get('subject') ?? '';
+  const entity = (params.get('entity') ?? '').trim();
+  const fromText = params.get('from') ?? '';
+  const toText = params.get('to') ?? '';
   const select = h(
     'select',
     { id: 'subject', name: 'subject' },
     h('option', { value: '' }, 'All subjects'),
     SUBJECTS.map((s) => h('option', { value: s, selected: s === subject }, s)),
   );
-  select.addEventListener('change', () => {
-    location.hash = href('events', undefined, { subject: select.value });
+  const entityField = h('input', {
+    id: 'entity',
+    name: 'entity',
+    value: entity,
+    size: 30,
+    class: 'mono',
+    spellcheck: 'false',
+    placeholder: 'P01JP9ZMQCN0XG3YNRRKJ6T0FZ3',
   });
+  const fromField = h('input', { id: 'from', name: 'from', type: 'datetime-local', value: fromText, 'aria-describedby': 'range-hint' });
+  const toField = h('input', { id: 'to', name: 'to', type: 'datetime-local', value: toText, 'aria-describedby': 'range-hint' });
+  const formError = h('p', { class: 'form-error', id: 'filter-error', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'toolbar filters', 'aria-label': 'Filter the events' },
+    h('div', { class: 'field' }, h('label', { for: 'subject' }, 'Subject'), select),
+    h('div', { class: 'field' }, h('label', { for: 'entity' }, 'Entity id'), entityField),
+    h('div', { class: 'field' }, h('label', { for: 'from' }, 'From (UTC)'), fromField),
+    h('div', { class: 'field' }, h('label', { for: 'to' }, 'To (UTC)'), toField),
+    h('button', { type: 'submit' }, 'Apply'),
+  );
+  const go = () => {
+    const checked = timeRange(fromField.value, toField.value);
+    if ('error' in checked) {
+      formError.textContent = checked.error;
+      return;
+    }
+    location.hash = href('events', undefined, { subject: select.value, entity: entityField.value.trim(), from: fromField.value, to: toField.value });
+  };
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    go();
+  });
+  select.addEventListener('change', go);
+  const checked = timeRange(fromText, toText);
+  if ('error' in checked) formError.textContent = checked.error;
+  const range: TimeRange = 'range' in checked ? checked.range : {};
+  const ranged = range.from !== undefined || range.to !== undefined;
+  const about = h(
+    'p',
+    { class: 'hint', id: 'range-hint' },
+    'Times are UTC. The interface filters by subject and entity; the time range is applied here to the events read.',
+  );
+  const entityName = h('p', { class: 'entity-name' });
+  if (entity)
+    void nameOf(ctx, entity).then((name) =>
+      replace(entityName, 'Events of ', name ? h('strong', {}, name) : null, ' ', h('a', { class: 'mono', href: href('entity', entity) }, entity)),
+    );
   let paused = false;
   const toggle = h('button', { type: 'button', class: 'secondary', 'aria-pressed': 'false' }, 'Pause');
   toggle.addEventListener('click', () => {
@@ -67,17 +122,34 @@ export const eventsPage: Page = async (ctx) => {
     ),
     body,
   );
-  const emptyState = empty(subject ? `No ${subject} events yet: they appear here as they happen.` : 'No events yet: they appear here as they happen.');
+  const emptyState = empty(
+    ranged
+      ? 'No events in this time range among those read.'
+      : subject
+        ? `No ${subject} events yet: they appear here as they happen.`
+        : 'No events yet: they appear here as they happen.',
+  );
   ctx.main.append(
-    h('div', { class: 'toolbar' }, h('div', { class: 'field' }, h('label', { for: 'subject' }, 'Subject'), select), toggle, state),
+    form,
+    formError,
+    about,
+    entityName,
+    h('div', { class: 'toolbar' }, toggle, state),
     announce,
     problem,
     emptyState,
     h('div', { class: 'table-wrap' }, table),
   );
+  // A range that is not one reads nothing: the form says what to correct.
+  if ('error' in checked) {
+    state.textContent = 'Not reading the feed: correct the time range.';
+    emptyState.hidden = true;
+    return;
+  }
 
   let cursor: string | undefined;
   let seen = 0;
+  let read = 0;
   while (!ctx.signal.aborted) {
     if (!paused) {
       const before = seen;
@@ -87,9 +159,13 @@ export const eventsPage: Page = async (ctx) => {
           const query = new URLSearchParams({ limit: '1000' });
           if (cursor) query.set('after', cursor);
           if (subject) query.set('subject', subject);
+          if (entity) query.set('entity_id', entity);
           const page = await ctx.session.management<EventPage>('GET', `/events/?${query.toString()}`, undefined, ctx.signal);
           cursor = page.next_cursor;
+          read += page.results.length;
           for (const event of page.results) {
+            if (!inRange(event.created, range)) continue;
+            seen += 1;
             body.prepend(
               h(
                 'tr',
@@ -101,20 +177,38 @@ export const eventsPage: Page = async (ctx) => {
               ),
             );
           }
-          seen += page.results.length;
           while (body.rows.length > KEEP) body.lastElementChild?.remove();
           if (page.results.length < 1000) break;
         }
         if (seen > before && before > 0) announce.textContent = `${seen - before} new event${seen - before === 1 ? '' : 's'}`;
         emptyState.hidden = seen > 0;
         replace(problem);
-        state.textContent = `${seen} event${seen === 1 ? '' : 's'} · checked ${new Date().toLocaleTimeString('en-GB')}`;
+        const of = ranged ? ` in the range (of ${read} read)` : '';
+        state.textContent = `${seen} event${seen === 1 ? '' : 's'}${of} · checked ${new Date().toLocaleTimeString('en-GB')}`;
       } catch (error) {
         if (ctx.signal.aborted) return;
         replace(problem, problemView(error));
+        // A refused filter (400) or feed (403) stays refused: polling again would only repeat the answer.
+        if (error instanceof ApiProblem && (error.status === 400 || error.status === 403)) {
+          state.textContent = 'Not reading the feed: the request was refused.';
+          emptyState.hidden = true;
+          return;
+        }
         state.textContent = 'The last poll failed; trying again.';
       }
     }
     await pause(POLL_MS, ctx.signal);
   }
 };
+
+/** The name of the entity an id names, when it has one and can be read; the id alone otherwise. */
+async function nameOf(ctx: PageContext, id: string): Promise<string | undefined> {
+  const path = entityPath(id);
+  if (!path) return undefined;
+  try {
+    const doc = await ctx.session.management<{ name?: unknown }>('GET', path, undefined, ctx.signal);
+    return typeof doc.name === 'string' ? doc.name : undefined;
+  } catch {
+    return undefined;
+  }
+}
