@@ -123,7 +123,7 @@ describe("console: a portfolio's allocation against its model portfolio", () => 
         { key: 'A', name: '', current: 0.5, model: 0.25 },
         { key: 'B', name: '', current: 0, model: 0.1 },
       ],
-      { width: 416, label: 200, row: 40 },
+      { width: 416, label: 200, row: 40, right: 16 },
     );
     assert.equal(geometry.bars[0]!.current, 200);
     assert.equal(geometry.bars[0]!.model, 100);

@@ -42,11 +42,12 @@ export type BarGeometry = {
   ticks: { x: number; text: string }[];
 };
 
-export function barGeometry(rows: readonly AllocationRow[], options: { width: number; label: number; row: number }): BarGeometry {
+/** `label`: room for the names on the left; `right`: room for the figures beside the longest bar. */
+export function barGeometry(rows: readonly AllocationRow[], options: { width: number; label: number; row: number; right: number }): BarGeometry {
   const largest = Math.max(0.0001, ...rows.flatMap((r) => [r.current, r.model]));
   // The axis ends at the next tenth above the largest weight, so that small weights stay readable.
   const end = Math.min(1, Math.ceil(largest * 10) / 10);
-  const span = options.width - options.label - 16;
+  const span = options.width - options.label - options.right;
   const scale = (weight: number) => (weight / end) * span;
   const ticks = Array.from({ length: Math.round(end * 10) + 1 }, (_, i) => i / 10)
     .filter((w, i, all) => all.length <= 6 || i % 2 === 0 || w === end)

@@ -56,8 +56,9 @@ export const eventsPage: Page = async (ctx) => {
     spellcheck: 'false',
     placeholder: 'P01JP9ZMQCN0XG3YNRRKJ6T0FZ3',
   });
-  const fromField = h('input', { id: 'from', name: 'from', type: 'datetime-local', value: fromText, 'aria-describedby': 'range-hint' });
-  const toField = h('input', { id: 'to', name: 'to', type: 'datetime-local', value: toText, 'aria-describedby': 'range-hint' });
+  // Any step: a range from the address may name seconds and milliseconds (the browser would otherwise refuse whole minutes beside it).
+  const fromField = h('input', { id: 'from', name: 'from', type: 'datetime-local', step: 'any', value: fromText, 'aria-describedby': 'range-hint' });
+  const toField = h('input', { id: 'to', name: 'to', type: 'datetime-local', step: 'any', value: toText, 'aria-describedby': 'range-hint' });
   const formError = h('p', { class: 'form-error', id: 'filter-error', role: 'alert' });
   const form = h(
     'form',
@@ -91,7 +92,7 @@ export const eventsPage: Page = async (ctx) => {
     'Times are UTC. The interface filters by subject and entity; the time range is applied here to the events read.',
   );
   const entityName = h('p', { class: 'entity-name' });
-  if (entity)
+  if (entity && entityPath(entity))
     void nameOf(ctx, entity).then((name) =>
       replace(entityName, 'Events of ', name ? h('strong', {}, name) : null, ' ', h('a', { class: 'mono', href: href('entity', entity) }, entity)),
     );

@@ -7,6 +7,8 @@ import type { HoldingRow } from '../lib/valuation.ts';
 const WIDTH = 720;
 const LABEL = 260;
 const ROW = 34;
+/** Room for "40.0% / 40.0%" beside the longest bar. */
+const RIGHT = 110;
 const BAR = 12;
 const percent = (weight: number) => `${formatNumber(weight * 100, 1)}%`;
 
@@ -19,7 +21,7 @@ export function allocationChart(
   if (!model) return empty('No policy: there is no model portfolio to compare with.');
   const { rows, unweighed, total } = allocation(holdings, baseCurrency, model);
   if (rows.length === 0) return empty('Nothing to compare: the model portfolio is empty and the portfolio holds nothing.');
-  const g = barGeometry(rows, { width: WIDTH, label: LABEL, row: ROW });
+  const g = barGeometry(rows, { width: WIDTH, label: LABEL, row: ROW, right: RIGHT });
   const chart = svg(
     'svg',
     { class: 'allocation-chart', viewBox: `0 0 ${g.width} ${g.height}`, role: 'img', 'aria-labelledby': 'allocation-chart-title' },

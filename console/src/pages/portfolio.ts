@@ -147,7 +147,12 @@ async function funded(ctx: PageContext, id: string, holdingsOf: Record<string, n
   const answer = fundedSince(holdingsOf, page.results, stored);
   const recorded = answer.stored ? h('span', { class: 'hint' }, ` (its funded_since field: ${formatTime(answer.stored)})`) : null;
   if (answer.state === 'deposit')
-    return replace(cell, h('span', { 'data-funded': 'deposit' }, formatTime(answer.since)), ' ', h('span', { class: 'hint' }, 'first settled deposit'));
+    return replace(
+      cell,
+      h('time', { 'data-funded': 'deposit', datetime: answer.since }, formatTime(answer.since)),
+      ' ',
+      h('span', { class: 'hint' }, 'first settled deposit'),
+    );
   if (answer.state === 'empty') return replace(cell, h('span', { 'data-funded': 'empty' }, 'not funded: holds no cash and no position'), recorded);
   replace(cell, h('span', { 'data-funded': 'unknown' }, 'holds positions without a settled deposit'), recorded);
 }
