@@ -3,6 +3,7 @@ import { allocation, barGeometry } from '../src/lib/allocation.ts';
 import { inRange, timeRange, utcOfLocalField } from '../src/lib/event-range.ts';
 import { firstDeposit, fundedSince } from '../src/lib/funded.ts';
 import { orderRows } from '../src/lib/orders.ts';
+import { NAMES_PER_QUERY, namesQuery, portfolioOfEvent } from '../src/lib/portfolio-names.ts';
 import { issueSentence, plainIssue } from '../src/lib/problem-text.ts';
 import { valueHoldings } from '../src/lib/valuation.ts';
 
@@ -69,6 +70,7 @@ describe('console: contract violations in words', () => {
       issueSentence({ loc: ['body', 'nmae'], msg: 'is not an allowed field', type: 'additionalProperties' }),
       'nmae, in the body: is not a field of this request.',
     );
+    assert.equal(issueSentence({ loc: ['body'], msg: 'must be object', type: 'type' }), 'the body: must be an object.');
     assert.match(
       issueSentence({ loc: ['body', 'datetime'], msg: 'must match format "date-time"', type: 'format' }),
       /RFC 3339, e\.g\. 2026-11-27T09:30:00\.000Z\.$/,
@@ -208,5 +210,21 @@ describe('console: the events page by time', () => {
   it('refuses a range that ends before it starts, or a field that is not a time, saying what to give', () => {
     assert.deepEqual(timeRange('2026-11-27T10:00', '2026-11-27T09:00'), { error: 'From must be before To.' });
     assert.match((timeRange('yesterday', '') as { error: string }).error, /^From is not a time: .*e\.g\./);
+  });
+});
+
+describe('console: names beside portfolio ids in the event feed', () => {
+  const P = 'P01JP9ZMQCN0XG3YNRRKJ6T0FZ3';
+  it('finds the portfolio an event is about: its own id, else its portfolio_id', () => {
+    assert.equal(portfolioOfEvent({ id: P }), P);
+    assert.equal(portfolioOfEvent({ id: 'O01JP9ZMQCN0XG3YNRRKJ6T0FZ3', portfolio_id: P }), P);
+    assert.equal(portfolioOfEvent({ profile_id: 'N01JP9ZMQCN0XG3YNRRKJ6T0FZ3' }), undefined);
+  });
+
+  it('asks for the names of distinct portfolio ids in one query, never an id that could close the quotes', () => {
+    assert.equal(namesQuery([P, P, "P' or name eq 'x"]), `id in ['${P}'] select name`);
+    assert.equal(namesQuery(['U01JP9ZMQCN0XG3YNRRKJ6T0FZ3']), undefined);
+    const many = Array.from({ length: 150 }, (_, i) => `P01JP9ZMQCN0XG3YNRRKJ6T${String(i).padStart(3, '0')}0`);
+    assert.equal(namesQuery(many)!.match(/'P/g)!.length, NAMES_PER_QUERY);
   });
 });

@@ -219,6 +219,15 @@ describe("administration console in a browser: a portfolio's orders, allocation 
     const shown = await page.locator('table.feed tbody tr').evaluateAll((rows: any[]) => rows.map((row) => row.getAttribute('data-event-id')));
     assert.deepEqual(shown, expected.results.map((e: Doc) => e.id).reverse());
     assert.equal(await page.locator(`table.feed tr[data-entity-id="${emptyFunded.id}"]`).count(), 0);
+    // Each row names the portfolio it is about: its own events by name, its optimization's as "of" it.
+    const named = await page
+      .locator('table.feed tbody tr')
+      .evaluateAll((rows: any[]) => rows.map((row) => [row.getAttribute('data-entity-id'), row.querySelector('.row-name')?.textContent]));
+    for (const [entityId, name] of named) assert.equal(name, entityId === robo.id ? 'Robo Growth' : 'of Robo Growth', `${entityId}`);
+    assert.ok(
+      named.some(([entityId]) => entityId === latest.id),
+      'an event of its optimization',
+    );
     assert.match(page.url(), new RegExp(`entity=${robo.id}`));
   });
 

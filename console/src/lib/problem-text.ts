@@ -81,8 +81,9 @@ const QUOTED_PATTERN = /\s*"\^[^"]*\$"/g;
 
 export function plainIssue(issue: Issue): PlainIssue {
   const [part, ...path] = (issue.loc ?? []).map(String);
-  const field = path.length > 0 ? path.join('.') : (part ?? 'the request');
-  const where = (part && PARTS[part]) ?? '';
+  // A violation of a whole part (the body is not an object) names the part alone.
+  const field = path.length > 0 ? path.join('.') : part ? `the ${part}` : 'the request';
+  const where = (path.length > 0 && part && PARTS[part]) || '';
   const msg = (issue.msg ?? '').trim();
   const type = issue.type ?? '';
   if (type === 'pattern' || /must match pattern/.test(msg)) {

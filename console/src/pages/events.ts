@@ -3,6 +3,7 @@ import type { components } from '@platform/api-types/management';
 import { cellText, empty, formatTime, h, problemView, replace } from '../dom.ts';
 import { entityPath } from '../lib/collections.ts';
 import { inRange, timeRange, type TimeRange } from '../lib/event-range.ts';
+import { NAMES_PER_QUERY, namesQuery, portfolioOfEvent } from '../lib/portfolio-names.ts';
 import { href } from '../lib/route.ts';
 import { pause, type Page, type PageContext } from '../page.ts';
 
@@ -151,6 +152,7 @@ export const eventsPage: Page = async (ctx) => {
   let cursor: string | undefined;
   let seen = 0;
   let read = 0;
+  const names = new Map<string, string>();
   while (!ctx.signal.aborted) {
     if (!paused) {
       const before = seen;
@@ -173,7 +175,7 @@ export const eventsPage: Page = async (ctx) => {
                 { 'data-event-id': event.id, 'data-entity-id': cellText(event.data?.id) },
                 h('td', { class: 'nowrap' }, formatTime(event.created)),
                 h('td', { class: 'mono' }, `${event.subject}.${event.action}`),
-                h('td', {}, eventEntity(event)),
+                h('td', {}, eventEntity(event), portfolioName(event)),
                 h('td', { class: 'small' }, eventDetails(event)),
               ),
             );
@@ -181,6 +183,7 @@ export const eventsPage: Page = async (ctx) => {
           while (body.rows.length > KEEP) body.lastElementChild?.remove();
           if (page.results.length < 1000) break;
         }
+        await nameRows(ctx, body, names);
         if (seen > before && before > 0) announce.textContent = `${seen - before} new event${seen - before === 1 ? '' : 's'}`;
         emptyState.hidden = seen > 0;
         replace(problem);
@@ -211,5 +214,36 @@ async function nameOf(ctx: PageContext, id: string): Promise<string | undefined>
     return typeof doc.name === 'string' ? doc.name : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** A place for the name of the portfolio the event is about, filled in by `nameRows`. */
+function portfolioName(event: EventEnvelope): HTMLElement | null {
+  const id = portfolioOfEvent(event.data);
+  return id ? h('span', { class: 'row-name', 'data-name-of': id }) : null;
+}
+
+/**
+ * Fills in the names of the portfolios the rows are about, those not known yet read in one
+ * collection query per poll (a name the query does not answer, such as a deleted portfolio's, stays blank).
+ */
+async function nameRows(ctx: PageContext, body: HTMLElement, names: Map<string, string>): Promise<void> {
+  const blanks = [...body.querySelectorAll<HTMLElement>('[data-name-of]:empty')];
+  const asked = [...new Set(blanks.map((el) => el.dataset.nameOf!).filter((id) => !names.has(id)))].slice(0, NAMES_PER_QUERY);
+  const query = namesQuery(asked);
+  if (query) {
+    // Asked once: one the answer leaves out is not asked again on every poll.
+    for (const id of asked) names.set(id, '');
+    const page = await ctx.session.management<{ results: { id: string; name?: unknown }[] }>(
+      'GET',
+      `/portfolios/?limit=100&query=${encodeURIComponent(query)}`,
+      undefined,
+      ctx.signal,
+    );
+    for (const p of page.results) if (typeof p.name === 'string') names.set(p.id, p.name);
+  }
+  for (const el of blanks) {
+    const name = names.get(el.dataset.nameOf!);
+    if (name) el.textContent = el.dataset.nameOf === el.closest('tr')?.dataset.entityId ? name : `of ${name}`;
   }
 }
