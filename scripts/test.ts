@@ -12,8 +12,8 @@ import { prepareTestRun, runMocha, type TestRun } from './lib/test-run.ts';
 const log = (line: string) => console.log(`[test] ${line}`);
 const WATCHDOG_MINUTES = Number(process.env.TEST_WATCHDOG_MINUTES ?? 25);
 
-/** Whether the run includes the console's browser tests: the whole suite, or a file of them named. */
-const browserTests = (files: string[]) => files.length === 0 || files.some((file) => file.includes('console-browser'));
+/** Whether the run includes the console's browser tests: the whole suite, or a file of them named (`console-*.test.ts`). */
+const browserTests = (files: string[]) => files.length === 0 || files.some((file) => /(^|\/)console-[^/]*\.test\.ts$/.test(file));
 
 /**
  * The browser tests drive Debian's Chromium (installed when missing and this process may) through

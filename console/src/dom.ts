@@ -1,5 +1,6 @@
 // Building the page: a small element helper and the loading, empty and error states every page shows.
 import { ApiProblem } from '@platform/client';
+import { plainIssue } from './lib/problem-text.ts';
 
 type Child = Node | string | number | null | undefined | false | Child[];
 type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
@@ -46,22 +47,37 @@ export const loading = (what: string) =>
 
 export const empty = (message: string) => h('p', { class: 'state empty' }, message);
 
-/** A failed call: a problem+json answer shows its title, detail, code and request id; anything else its message. */
+/**
+ * A failed call: a problem+json answer shows its title, each violation in words (field, what is
+ * wrong, an example), its code and request id; anything else its message. The detail of an answer
+ * with violations repeats them as the service words them (regular expressions included), so it is
+ * shown only when there are none.
+ */
 export function problemView(error: unknown): HTMLElement {
   if (!(error instanceof ApiProblem))
     return h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'problem-title' }, 'The request failed'), h('p', {}, (error as Error).message));
   const problem = error;
-  const issues = problem.errors;
+  const issues = problem.errors.map(plainIssue);
   return h(
     'div',
     { class: 'state error problem', role: 'alert' },
     h('p', { class: 'problem-title' }, `${problem.status} ${problem.title}`),
-    problem.detail ? h('p', { class: 'problem-detail' }, problem.detail) : null,
+    problem.detail && issues.length === 0 ? h('p', { class: 'problem-detail' }, problem.detail) : null,
     issues.length
       ? h(
           'ul',
           { class: 'problem-errors' },
-          issues.map((issue) => h('li', {}, h('code', {}, (issue.loc ?? []).join('.')), ` ${issue.msg ?? ''}`)),
+          issues.map((issue) =>
+            h(
+              'li',
+              { 'data-field': issue.field },
+              h('code', {}, issue.field),
+              issue.where ? ` (${issue.where})` : '',
+              ` ${issue.problem}`,
+              issue.example ? [', e.g. ', h('code', { class: 'example' }, issue.example)] : '',
+              '.',
+            ),
+          ),
         )
       : null,
     h('p', { class: 'problem-meta' }, 'Code ', h('code', {}, problem.code), ' · Request id ', h('code', { class: 'request-id' }, problem.requestId)),

@@ -1,21 +1,29 @@
 import { ApiProblem, type EventEnvelope } from '@platform/client';
 import type { components } from '@platform/api-types/management';
 import { cellText, dataTable, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
+import { fundedSince } from '../lib/funded.ts';
 import { href } from '../lib/route.ts';
 import { valueHoldings, type Instrument } from '../lib/valuation.ts';
 import type { Page, PageContext } from '../page.ts';
 import { eventDetails, type EventPage } from './events.ts';
+import { allocationChart } from './portfolio-allocation.ts';
+import { latestOptimization, latestOrders } from './portfolio-orders.ts';
 
 type Doc = Record<string, unknown>;
 type Schemas = components['schemas'];
 type Optimization = Schemas['Optimization'];
+type Policy = Schemas['Policy'];
 /** A collection page read without `select`: whole entities, never a Selection. */
 type PageOf<P extends { results: unknown[] }, T> = Omit<P, 'results'> & { results: T[] };
 
 /** The most events of one portfolio the page reads (the oldest retained first; the page says when it stopped there). */
 const EVENT_LIMIT = 10_000;
 
-/** A portfolio: status, holdings valued with the data service's prices, transactions, optimizations and its events. */
+/**
+ * A portfolio: status, holdings valued with the data service's prices, its allocation against its
+ * policy's model portfolio, the latest optimization's orders, transactions, optimizations and its
+ * events.
+ */
 export const portfolioPage: Page = async (ctx) => {
   const id = ctx.route.id ?? '';
   ctx.title(`Portfolio ${id}`);
@@ -26,16 +34,38 @@ export const portfolioPage: Page = async (ctx) => {
   ctx.title(`Portfolio ${cellText(portfolio.name) || id}`);
   const config = (portfolio.config ?? {}) as Doc;
   const settings = (config.manager_settings ?? {}) as Doc;
+  const policyId = typeof settings.policy_id === 'string' ? settings.policy_id : undefined;
   const owner = ((portfolio._embedded ?? {}) as Record<string, Doc>)[cellText(portfolio.owned_by_user_id)];
   const ownerName = owner ? [owner.first_name, owner.last_name].filter(Boolean).join(' ') : '';
+  const holdingsOf = (portfolio.portfolio ?? {}) as Record<string, number>;
+
+  // What several parts of the page need, each read once: the policy, the latest optimization, and
+  // the instruments of the holdings, the model and the orders (one reference query for all).
+  const policy = policyId
+    ? ctx.session.management<Policy>('GET', `/policies/${encodeURIComponent(policyId)}`, undefined, ctx.signal)
+    : Promise.resolve(undefined);
+  const latest = latestOptimization(ctx, id);
+  const instruments = Promise.all([policy.catch(() => undefined), latest.catch(() => undefined)]).then(([p, o]) =>
+    readInstruments(ctx, [...Object.keys(holdingsOf), ...Object.keys(p?.config.model_portfolio ?? {}), ...Object.keys(o?.orders ?? {})]),
+  );
+
+  const policyCell = h('span', {}, policyId ? h('a', { href: href('entity', policyId) }, policyId) : 'none');
+  if (policyId) {
+    void policy.then(
+      (p) => p && replace(policyCell, h('a', { href: href('entity', policyId) }, p.name), ' ', h('span', { class: 'mono muted' }, policyId)),
+      () => undefined,
+    );
+  }
+  const fundedCell = h('span', {}, loading('the first deposit'));
+  void funded(ctx, id, holdingsOf, portfolio.funded_since, fundedCell).catch((error: unknown) => replace(fundedCell, problemView(error)));
   const facts: [string, Node | string][] = [
     ['Status', h('span', { class: `badge status-${cellText(portfolio.status)}` }, cellText(portfolio.status))],
     ['Manager', cellText(config.manager)],
     ['Money', cellText(portfolio.money_type)],
     ['Base currency', cellText(portfolio.base_currency)],
     ['Owner', h('a', { href: href('entity', cellText(portfolio.owned_by_user_id)) }, ownerName || cellText(portfolio.owned_by_user_id))],
-    ['Policy', settings.policy_id ? h('a', { href: href('entity', cellText(settings.policy_id)) }, cellText(settings.policy_id)) : 'none'],
-    ['Funded since', formatTime(portfolio.funded_since) || 'not funded'],
+    ['Policy', policyCell],
+    ['Funded since', fundedCell],
     ['Version', h('a', { href: href('entity', id) }, `${cellText(portfolio.version)} (log and diffs)`)],
   ];
   ctx.main.append(
@@ -45,10 +75,20 @@ export const portfolioPage: Page = async (ctx) => {
       h(
         'dl',
         { class: 'facts' },
-        facts.map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', {}, v))),
+        facts.map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', { 'data-fact': t }, v))),
       ),
     ),
-    section('holdings', 'Holdings', (area) => holdings(ctx, portfolio, area)),
+    h(
+      'div',
+      { class: 'two-columns' },
+      section('holdings', 'Holdings', async (area) => holdings(holdingsOf, await instruments, area)),
+      section('allocation', 'Allocation against the model portfolio', async (area) => {
+        const [p, read] = await Promise.all([policy, instruments]);
+        const { rows } = valueHoldings(holdingsOf, read.instruments);
+        replace(area, allocationChart(rows, cellText(portfolio.base_currency), p?.config.model_portfolio, p?.name ?? ''));
+      }),
+    ),
+    section('orders', 'Orders of the latest optimization', async (area) => latestOrders(ctx, id, await latest, (await instruments).instruments, area)),
     h(
       'div',
       { class: 'two-columns' },
@@ -63,34 +103,66 @@ export const portfolioPage: Page = async (ctx) => {
 function section(key: string, title: string, load: (area: HTMLElement) => Promise<void>): HTMLElement {
   const area = h('div', { 'aria-live': 'polite' }, loading(title.toLowerCase()));
   void load(area).catch((error: unknown) => replace(area, problemView(error)));
-  return h('section', { 'aria-labelledby': `${key}-title` }, h('h2', { id: `${key}-title` }, title), area);
+  return h('section', { 'aria-labelledby': `${key}-title`, id: key }, h('h2', { id: `${key}-title` }, title), area);
 }
 
-async function holdings(ctx: PageContext, portfolio: Doc, area: HTMLElement): Promise<void> {
-  const positions = (portfolio.portfolio ?? {}) as Record<string, number>;
-  const isins = Object.keys(positions).filter((key) => !key.startsWith('$'));
-  if (Object.keys(positions).length === 0) return replace(area, empty('No holdings yet.'));
-  let instruments: Record<string, Instrument> = {};
-  let note: HTMLElement | null = null;
-  if (isins.length > 0 && ctx.session.hasData) {
-    try {
-      const answer = await ctx.session.data<{ data: Record<string, Instrument> }>(
-        'POST',
-        '/data/reference/query/',
-        { instrument_ids: isins, fields: ['NAME', 'PRICE', 'CURRENCY'], fields_extra: [] },
-        ctx.signal,
-      );
-      instruments = answer.data;
-    } catch (error) {
-      note = h('div', {}, h('p', { class: 'state notice' }, 'The prices could not be read from the data service:'), problemView(error));
-    }
-  } else if (isins.length > 0) {
-    note = h('p', { class: 'state notice' }, 'Instruments are not valued: sign in with a data API key to read their prices from the data service.');
+type Instruments = { instruments: Record<string, Instrument>; note: HTMLElement | null };
+
+/** NAME, PRICE and CURRENCY of the ISINs among `keys` from the data service; a note instead when it cannot be asked or fails. */
+async function readInstruments(ctx: PageContext, keys: string[]): Promise<Instruments> {
+  const isins = [...new Set(keys.filter((key) => !key.startsWith('$')))];
+  if (isins.length === 0) return { instruments: {}, note: null };
+  if (!ctx.session.hasData) {
+    return {
+      instruments: {},
+      note: h('p', { class: 'state notice' }, 'Instruments are not valued: sign in with a data API key to read their prices from the data service.'),
+    };
   }
-  const { rows, totals } = valueHoldings(positions, instruments);
+  try {
+    const answer = await ctx.session.data<{ data: Record<string, Instrument> }>(
+      'POST',
+      '/data/reference/query/',
+      { instrument_ids: isins, fields: ['NAME', 'PRICE', 'CURRENCY'], fields_extra: [] },
+      ctx.signal,
+    );
+    return { instruments: answer.data, note: null };
+  } catch (error) {
+    return {
+      instruments: {},
+      note: h('div', {}, h('p', { class: 'state notice' }, 'The prices could not be read from the data service:'), problemView(error)),
+    };
+  }
+}
+
+/** "Funded since" from the holdings and the first settled deposit (lib/funded.ts says why not the stored funded_since alone). */
+async function funded(ctx: PageContext, id: string, holdingsOf: Record<string, number>, stored: unknown, cell: HTMLElement): Promise<void> {
+  // Settled cash in time order: the first deposit is among the first ones (a withdrawal needs cash paid in before it).
+  const query = encodeURIComponent("type eq 'CASH' and status eq 'SETTLED' orderby datetime asc");
+  const page = await ctx.session.management<PageOf<Schemas['TransactionPage'], Schemas['Transaction']>>(
+    'GET',
+    `/portfolios/${encodeURIComponent(id)}/transactions/?limit=100&query=${query}`,
+    undefined,
+    ctx.signal,
+  );
+  const answer = fundedSince(holdingsOf, page.results, stored);
+  const recorded = answer.stored ? h('span', { class: 'hint' }, ` (its funded_since field: ${formatTime(answer.stored)})`) : null;
+  if (answer.state === 'deposit')
+    return replace(
+      cell,
+      h('time', { 'data-funded': 'deposit', datetime: answer.since }, formatTime(answer.since)),
+      ' ',
+      h('span', { class: 'hint' }, 'first settled deposit'),
+    );
+  if (answer.state === 'empty') return replace(cell, h('span', { 'data-funded': 'empty' }, 'not funded: holds no cash and no position'), recorded);
+  replace(cell, h('span', { 'data-funded': 'unknown' }, 'holds positions without a settled deposit'), recorded);
+}
+
+function holdings(positions: Record<string, number>, read: Instruments, area: HTMLElement): void {
+  if (Object.keys(positions).length === 0) return replace(area, empty('No holdings yet.'));
+  const { rows, totals } = valueHoldings(positions, read.instruments);
   replace(
     area,
-    note,
+    read.note,
     dataTable({
       class: 'data holdings',
       caption: 'Holdings and their values',
