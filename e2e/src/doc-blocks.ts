@@ -3,8 +3,9 @@
 // and `# expect: <text>` lines inside the block.
 
 /** A fence that opens a shell block; its indentation is taken off the block's lines. */
-const SHELL_FENCE = /^( *)```(sh|bash|shell|console)\s*$/;
-const ANY_FENCE = /^ *```/;
+const SHELL_FENCE = /^ *`{3,}(sh|bash|shell|console)\s*$/;
+/** Any opening fence: a block closes on a line of as many backticks or more (CommonMark). */
+const ANY_FENCE = /^ *(`{3,})/;
 const NOT_RUN = /^<!--\s*not run:(.*?)-->\s*$/;
 const EXPECT = /^\s*# expect:(.*)$/;
 
@@ -26,11 +27,13 @@ export function shellBlocksOf(page: string, markdown: string): ShellBlock[] {
   const lines = markdown.split('\n');
   const blocks: ShellBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!ANY_FENCE.test(lines[i]!)) continue;
-    const shell = SHELL_FENCE.exec(lines[i]!);
+    const fence = ANY_FENCE.exec(lines[i]!);
+    if (!fence) continue;
+    const shell = SHELL_FENCE.test(lines[i]!);
     const indent = lines[i]!.length - lines[i]!.trimStart().length;
+    const closing = new RegExp(`^\\s*\`{${fence[1]!.length},}\\s*$`);
     let end = i + 1;
-    while (end < lines.length && lines[end]!.trim() !== '```') end++;
+    while (end < lines.length && !closing.test(lines[end]!)) end++;
     if (end === lines.length) throw new Error(`${page}:${i + 1}: a fence that is never closed`);
     if (shell) {
       const body = lines.slice(i + 1, end).map((line) => line.slice(Math.min(indent, line.length - line.trimStart().length)));
