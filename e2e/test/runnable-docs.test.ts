@@ -51,8 +51,9 @@ const scriptOf = (blocks: ShellBlock[]): string =>
 function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  // Decoded as a stream: a character of several bytes may straddle two chunks.
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
   return exitOf(child).then((exit) => ({ code: exit.code, output }));
 }
 
