@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SUPPORTED_NODE_RANGE, isSupportedNode } from '@platform/shared';
 import semver from 'semver';
@@ -57,6 +58,21 @@ describe('the Node.js versions the repository states', () => {
       [['linux'], ['x64']],
     );
     assert.ok(isSupportedNode(toolchain.node.version), `${toolchain.node.version} is supported`);
+  });
+
+  it('an npm script runs on the pinned Node.js, whatever Node.js runs npm', function () {
+    // The optional package is installed on Linux x64 only; elsewhere the machine's Node.js runs the scripts.
+    if (process.platform !== 'linux' || process.arch !== 'x64') this.skip();
+    this.timeout(60_000);
+    const toolchain = readToolchain(join(root, 'scripts', 'image', 'toolchain.json'));
+    // npm as a shell finds it: the PATH without this run's node_modules/.bin folders.
+    const PATH = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((dir) => !dir.endsWith(join('node_modules', '.bin')))
+      .join(delimiter);
+    const npm = spawnSync('npm', ['exec', '--offline', '-c', 'node -p process.version'], { cwd: root, encoding: 'utf8', env: { ...process.env, PATH } });
+    assert.equal(npm.status, 0, npm.stderr);
+    assert.equal(npm.stdout.trim(), `v${toolchain.node.version}`);
   });
 
   it('the lowest version of each supported line satisfies every locked dependency, so npm ci on it warns of no engine', () => {
