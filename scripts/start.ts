@@ -6,7 +6,7 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knex, { type Knex } from 'knex';
-import { natsCredentials, Resources } from '@platform/shared';
+import { exitUnlessSupportedNode, natsCredentials, Resources } from '@platform/shared';
 import { createAccessKey, createApiKey, createTenant, ensureDefaultQuestionnaire } from '@platform/management-service/admin/provisioning';
 import { findActiveTenant } from '@platform/management-service/store/credentials';
 import { createBusCredential } from '@platform/management-service/admin/bus-credentials';
@@ -35,6 +35,8 @@ const SERVICE_STOP_MS = (/^\d+$/.test(process.env.SHUTDOWN_GRACE_MS ?? '') ? Num
 // The postgres role's password before it was generated per data folder: replaced where still found.
 const FORMER_PG_PASSWORD = 'platform';
 const log = (line: string) => console.log(`[start] ${line}`);
+
+exitUnlessSupportedNode('npm start', process, (line) => console.error(`[start] ${line}`));
 
 // `policies`: the ids of the demo tenant's sample policies by risk level (docs/robo-advice.md "The demo tenant's policies").
 // `bus_username`/`bus_password`: the demo tenant's subscriber on NATS and MQTT (docs/events.md "The event bus"),

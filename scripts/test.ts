@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureInstalled } from '@platform/dev-stack/os-packages';
+import { exitUnlessSupportedNode } from '@platform/shared';
 import { prepareTestRun, runMocha, type TestRun } from './lib/test-run.ts';
 
 const log = (line: string) => console.log(`[test] ${line}`);
@@ -52,6 +53,7 @@ function codeChecksPass(): boolean {
   return true;
 }
 
+exitUnlessSupportedNode('npm test', process, (line) => console.error(`[test] ${line}`));
 let exitCode = 1;
 const args = process.argv.slice(2);
 if (args.length === 0 && !codeChecksPass()) process.exit(1);

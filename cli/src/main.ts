@@ -19,7 +19,7 @@ import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
-import { answerVersionFlag } from '@platform/shared';
+import { answerVersionFlag, exitUnlessSupportedNode } from '@platform/shared';
 import { addBusCredentialCommands } from './bus-credentials.ts';
 
 function databaseUrl(): string {
@@ -299,6 +299,7 @@ program
     console.error(`wrote a new ES256 signing key to ${o.out} (0600)`);
   });
 
+exitUnlessSupportedNode('cli', process, console.error);
 try {
   if (!answerVersionFlag(process, console.log)) await program.parseAsync();
 } catch (error) {

@@ -14,11 +14,12 @@ import { newSigningKey } from '@platform/dev-stack/signing-key';
 import { startOwnNats, testWorkDir } from '@platform/test-support/database';
 
 // What production runs (docs/adr/0045-compiled-build.md): the compiled build, resolved through the
-// `compiled` export condition, with no TypeScript loader in the process. Node 20 cannot load a .ts
-// file without one, so an entry point that answers proves every module it loaded was compiled.
+// `compiled` export condition, with no TypeScript loader in the process. Node.js 22.18 and later
+// strip types from a .ts file by themselves: that is turned off here, so that an entry point that
+// answers proves every module it loaded was compiled (docs/adr/0056-node-versions.md).
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const PRODUCTION_NODE_OPTIONS = '--conditions=compiled --enable-source-maps';
+const PRODUCTION_NODE_OPTIONS = '--conditions=compiled --enable-source-maps --no-experimental-strip-types';
 const run = promisify(execFile);
 /** The environment of a production process: ours without any loader or condition of this test run. */
 const productionEnv = (env: Record<string, string>) => ({ ...process.env, NODE_OPTIONS: PRODUCTION_NODE_OPTIONS, LOG_LEVEL: 'warn', ...env });
@@ -57,6 +58,10 @@ describe('the compiled build', function () {
     assert.ok(!readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes('tsx'), 'no TypeScript loader in its arguments');
     return child;
   };
+
+  it('a TypeScript source does not load in a production process, so what answers below was compiled', async () => {
+    await assert.rejects(node(['cli/src/main.ts', '--help']), (error: Error & { stderr: string }) => /ERR_UNKNOWN_FILE_EXTENSION/.test(error.stderr));
+  });
 
   it('the CLI answers --help and applies every migration of the three folders', async () => {
     const help = await node(['cli/dist/main.js', '--help']);

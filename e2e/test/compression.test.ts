@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { tableFromIPC } from 'apache-arrow';
-import { availableCodings } from '@platform/shared';
 import { call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { decompress, rawRequest, type RawAnswer } from '@platform/test-support/raw-http';
@@ -43,8 +42,7 @@ describe('large answers of both services, compressed when the client asks', func
   after(() => platform?.stop());
 
   for (const coding of CODINGS) {
-    it(`answers ${coding} to a client that asks for it, decoding to the same bytes`, async function () {
-      if (!availableCodings.includes(coding)) this.skip();
+    it(`answers ${coding} to a client that asks for it, decoding to the same bytes`, async () => {
       for (const { name, url, headers, plain } of answers) {
         const answer = await rawRequest(url, { headers: { ...headers, 'accept-encoding': coding } });
         assert.equal(answer.status, 200, name);
@@ -62,7 +60,7 @@ describe('large answers of both services, compressed when the client asks', func
     const weighed = await rawRequest(url, { headers: { ...headers, 'accept-encoding': 'br;q=0.4, gzip;q=0.9, zstd;q=0.1' } });
     assert.equal(weighed.headers['content-encoding'], 'gzip');
     assert.equal(tableFromIPC(bodyOf(weighed)).numRows, tableFromIPC(plain).numRows);
-    for (const refused of ['identity', 'deflate', 'gzip;q=0, br;q=0, zstd;q=0', ...(availableCodings.includes('zstd') ? [] : ['zstd'])]) {
+    for (const refused of ['identity', 'deflate', 'gzip;q=0, br;q=0, zstd;q=0']) {
       const answer = await rawRequest(url, { headers: { ...headers, 'accept-encoding': refused } });
       assert.equal(answer.headers['content-encoding'], undefined, refused);
       assert.deepEqual(answer.bytes, plain, refused);

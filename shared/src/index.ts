@@ -26,3 +26,4 @@ export * from './tracing.ts';
 export * from './round-trips.ts';
 export * from './identifiers.ts';
 export * from './build-info.ts';
+export * from './node-version.ts';

@@ -18,11 +18,10 @@ export function rawRequest(url: string, init: { method?: string; headers?: Recor
   });
 }
 
-/** A body as a client gets it back from `coding` (zstd where this Node.js has it). */
+/** A body as a client gets it back from `coding`. */
 export function decompress(coding: string, body: Buffer): Buffer {
   if (coding === 'gzip') return zlib.gunzipSync(body);
   if (coding === 'br') return zlib.brotliDecompressSync(body);
-  const zstd = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
-  if (coding === 'zstd' && zstd) return zstd(body);
+  if (coding === 'zstd') return zlib.zstdDecompressSync(body);
   throw new Error(`no decoder for ${coding}`);
 }

@@ -9,11 +9,9 @@ export const COMPRESSION_MIN_BYTES = 1024;
 
 type Compress = (body: Buffer) => Promise<Buffer>;
 
-// zstd is in node:zlib from Node 22.15 / 23.8 on; older versions have neither function nor constant.
-const zstd = zlib as unknown as {
-  zstdCompress?: (body: Buffer, options: object, callback: (error: Error | null, result: Buffer) => void) => void;
-  constants: { ZSTD_c_compressionLevel?: number };
-};
+// zstd is in node:zlib from Node.js 22.15 on (in every supported version, docs/adr/0056-node-versions.md);
+// it is still looked for rather than assumed, so that an older Node.js answers with br or gzip.
+const hasZstd = typeof zlib.zstdCompress === 'function' && zlib.constants.ZSTD_c_compressionLevel !== undefined;
 
 /**
  * The fastest level of each coding (docs/adr/0029-arrow-and-compression.md): on the 25 MB JSON universe
@@ -21,9 +19,7 @@ const zstd = zlib as unknown as {
  * brotli 5 in 72 % and 5 % of their time; an answer is compressed for each request.
  */
 const CODERS: Partial<Record<ContentCoding, Compress>> = {
-  ...(typeof zstd.zstdCompress === 'function' && zstd.constants.ZSTD_c_compressionLevel !== undefined
-    ? { zstd: (body: Buffer) => promisify(zstd.zstdCompress!)(body, { params: { [zstd.constants.ZSTD_c_compressionLevel!]: 1 } }) }
-    : {}),
+  ...(hasZstd ? { zstd: (body: Buffer) => promisify(zlib.zstdCompress)(body, { params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } }) } : {}),
   br: (body) =>
     promisify(zlib.brotliCompress)(body, {
       params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },

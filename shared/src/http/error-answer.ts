@@ -33,11 +33,11 @@ function toProblem(error: unknown, mapError?: (error: unknown) => ProblemError |
     return new ProblemError(
       415,
       'unsupported_media_type',
-      `Content-Encoding ${encoding ?? ''} is not supported: send the body as it is, or compressed with gzip, deflate or br.`,
+      `Content-Encoding ${encoding ?? ''} is not supported: send the body as it is, or compressed with gzip, deflate, br or zstd.`,
     );
   }
-  // The body parser marks a failed decompression 400 and leaves zlib's code on it.
-  if (status === 400 && typeof code === 'string' && /^(Z_|ERR_)/.test(code)) {
+  // The body parser marks a failed decompression 400 and leaves zlib's code on it (ZSTD_error_… for zstd).
+  if (status === 400 && typeof code === 'string' && /^(Z_|ERR_|ZSTD_)/.test(code)) {
     return new ProblemError(400, 'malformed_json', 'The request body does not decompress as its Content-Encoding says.');
   }
   return new ProblemError(500, 'internal_error', 'An unexpected error occurred; the request_id identifies it in the logs.');
