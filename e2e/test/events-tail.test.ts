@@ -124,6 +124,23 @@ describe('npm run events:tail and docs/examples/subscribe-events.mjs on npm star
       assert.match(line.id, /^[0-9A-HJKMNP-TV-Z]{26}$/);
     }
     assert.equal(creation(overNats)!.id, creation(overMqtt)!.id, 'the same event over both');
+
+    // A deposit's notification, live on both.
+    const deposit = await machine.POST('/events/deposit/', {
+      params: { header: { 'Idempotency-Key': `tail-${portfolioId}` } },
+      body: { data: { amount: '250.00', currency: 'EUR', portfolio: portfolioId, external_id: `tail-${portfolioId}` } },
+    });
+    assert.equal(deposit.response.status, 201);
+    for (const s of [overNats, overMqtt])
+      await waitFor(
+        'the deposit event',
+        async () =>
+          assert.ok(
+            lines(s).some((line) => line.entity_id === portfolioId && line.subject === 'notifications' && line.action === 'deposit-received'),
+            s.stdout() + s.stderr(),
+          ),
+        30_000,
+      );
     await waitFor(
       'the example to print the event',
       async () =>
