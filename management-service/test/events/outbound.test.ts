@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connectNats, jetstreamManager, streams, subjects, type NatsConnection } from '@platform/shared';
 import { assertProblem } from '@platform/test-support/http';
 import { build, machineApi, type Api } from '@platform/test-support/fixtures';
-import { testNatsUrl } from '@platform/test-support/database';
+import { eventsSettled, testNatsUrl } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { inTenant } from '../../src/store/tenant-scope.ts';
 import { eventsAfter, insertEvents, prunePublished } from '../../src/store/outbox.ts';
@@ -185,6 +185,9 @@ describe('outbound events', function () {
     await inTenant(platform.database.db, tenantId, (trx) =>
       insertEvents(trx, tenantId, [envelope('notifications', 'deposit-received', { id: a.id, amount: '10.00', currency: 'EUR' }, now, a.id)]),
     );
+    // The feed hands out what no running transaction can still precede (docs/adr/0002-event-feed-cursor.md):
+    // the relay publishing these events holds one open meanwhile.
+    await eventsSettled(platform.database.db);
     const about = async (query: string) => {
       const res = await api('GET', `/events/?${query}`);
       assert.equal(res.status, 200, res.text);
