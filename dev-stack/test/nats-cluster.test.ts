@@ -19,9 +19,19 @@ function keptLogger() {
   return { logger, lines };
 }
 
+/** Deletes the streams, waiting up to 30 s for JetStream to answer: after a test's kills the cluster may still be electing its leaders. */
 async function deleteStreams(nc: NatsConnection) {
-  const jsm = await jetstreamManager(nc);
-  for (const stream of Object.values(streams)) await jsm.streams.delete(stream.name).catch(() => undefined);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (const stream of Object.values(streams)) await jsm.streams.delete(stream.name).catch(() => undefined);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 describe('dev stack: a three-node NATS cluster and replicated streams', function () {
