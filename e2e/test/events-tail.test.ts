@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { build } from '@platform/test-support/fixtures';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -102,15 +103,7 @@ describe('npm run events:tail and docs/examples/subscribe-events.mjs on npm star
     const machine = machineClient(credentials.management_url, { accessKeyId: credentials.access_key_id, secret: credentials.secret_access_key });
     const user = await machine.POST('/users/', { body: { first_name: 'Ada', last_name: 'Lovelace' } });
     assert.equal(user.response.status, 201);
-    const portfolio = await machine.POST('/portfolios/', {
-      body: {
-        name: 'Pension',
-        owned_by_user_id: user.data!.id,
-        base_currency: 'EUR',
-        money_type: 'REAL_MONEY',
-        config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: {} },
-      },
-    });
+    const portfolio = await machine.POST('/portfolios/', { body: build.portfolio(user.data!.id) as never });
     assert.equal(portfolio.response.status, 201);
     const portfolioId = portfolio.data!.id;
 
