@@ -60,12 +60,21 @@ type OutboxRow = {
   traceparent: string | null;
 };
 
+/**
+ * A row's place in the feed (docs/adr/0002-event-feed-cursor.md): the writing transaction's id, or
+ * the entity's last place if that is higher. A transaction takes its id at its first write, which
+ * may come before it locks the entity (a request claims its Idempotency-Key first): its id can then
+ * be older than that of a change of the entity committed before it, yet its events must come after.
+ * Served by outbox_tenant_entity_order (migration 016).
+ */
+const FEED_POSITION = `greatest(pg_current_xact_id(), (select o.xid from outbox o where o.tenant_id = ? and o.entity_id = ? order by o.xid desc limit 1))`;
+
 /** Inserts the rows and wakes the relay (NOTIFY is delivered at commit) in one statement. */
 async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<void> {
   // The span active here is the request's or the consumed message's: the relay sends its trace on.
   const traceparent = activeTraceparent() ?? null;
   const insert = trx('outbox')
-    .insert(traceparent ? rows.map((row) => ({ ...row, traceparent })) : rows)
+    .insert(rows.map((row) => ({ ...row, traceparent, xid: trx.raw(FEED_POSITION, [row.tenant_id, row.entity_id]) })))
     .toSQL();
   // Nothing waits for its answer: it leaves with the transaction's next statement (store/deferred.ts).
   await deferred(
