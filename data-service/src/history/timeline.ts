@@ -61,7 +61,15 @@ function carried(series: Float64Array, into: Float64Array, offset: number): void
   }
 }
 
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
 export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: FxTable): Timeline {
+  if (!Array.isArray(request.versions)) throw new InvalidValue(['versions'], 'must be a list');
+  if (!Array.isArray(request.flows)) throw new InvalidValue(['flows'], 'must be a list');
+  request.versions.forEach((version, v) => {
+    if (!isRecord(version?.holdings)) throw new InvalidValue(['versions', v, 'holdings'], 'must be an object of units by ISIN or $currency');
+  });
+  if (request.model !== undefined && !isRecord(request.model?.weights)) throw new InvalidValue(['model', 'weights'], 'must be an object of weights by ISIN');
   if (!HISTORY_FREQUENCIES.includes(request.frequency)) throw new InvalidValue(['frequency'], `must be one of ${HISTORY_FREQUENCIES.join(', ')}`);
   if (!CURRENCY.test(request.base_currency)) throw new InvalidValue(['base_currency'], 'must be a currency code (EUR)');
   const from = day(request.from, ['from']);

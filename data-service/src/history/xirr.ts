@@ -9,13 +9,15 @@ export function xirr(amounts: ArrayLike<number>, years: ArrayLike<number>): numb
   const n = amounts.length;
   let positive = false;
   let negative = false;
-  let span = 0;
+  let first = Infinity;
+  let last = -Infinity;
   for (let k = 0; k < n; k++) {
     if (amounts[k]! > 0) positive = true;
     if (amounts[k]! < 0) negative = true;
-    span = Math.max(span, years[k]!);
+    if (amounts[k] !== 0) [first, last] = [Math.min(first, years[k]!), Math.max(last, years[k]!)];
   }
-  if (!positive || !negative || span === 0) return null;
+  // Flows all on one day are worth nothing at every rate (or at none): no rate to give.
+  if (!positive || !negative || last === first) return null;
   const npv = (r: number) => {
     let sum = 0;
     for (let k = 0; k < n; k++) sum += amounts[k]! * Math.pow(1 + r, -years[k]!);

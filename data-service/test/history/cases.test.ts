@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { InvalidValue, UnknownValue } from '../../src/domain/errors.ts';
 import { portfolioHistory } from '../../src/history/calculate.ts';
 import type { HistoryRequest, PriceTable } from '../../src/history/input.ts';
+import { toCents, toReturn } from '../../src/history/rounding.ts';
 import { xirr } from '../../src/history/xirr.ts';
 import { day, fxTable, historyRequest, noon, priceTable, weekdays } from './fixtures.ts';
 
@@ -144,6 +145,43 @@ describe('portfolio history: hand-computed cases', () => {
       const empty = portfolioHistory(historyRequest(two), prices, fxTable());
       assert.equal(empty.summary.money_weighted_return, null);
     });
+
+    it('a deposit mid-period is money invested for the rest of it', () => {
+      // 1000 at the start and 1000 after 364 days, both growing at 10 % a year to the end (728 days).
+      const three = Int32Array.of(day('2025-01-06'), day('2026-01-05'), day('2027-01-04'));
+      const end = 1000 * 1.1 ** (728 / 365) + 1000 * 1.1 ** (364 / 365);
+      const prices = priceTable(three, { A: { closes: [100, 100, (end - 1000) / 10] } });
+      const answer = portfolioHistory(
+        historyRequest(three, {
+          versions: [
+            { from: noon(three[0]!), holdings: { A: 10 } },
+            { from: noon(three[1]!), holdings: { A: 10, $EUR: 1000 } },
+          ],
+          flows: [{ at: noon(three[1]!), amount: '1000', currency: 'EUR' }],
+        }),
+        prices,
+        fxTable(),
+      );
+      close(answer.summary.money_weighted_return, 0.1);
+      // The time-weighted return: 0 % in the first year, then the 2000 held (A and the cash) grow to the end value.
+      close(answer.summary.twr, end / 2000 - 1);
+    });
+
+    it('a deposit that is the whole value on the last day gives no rate', () => {
+      const two = weekdays('2026-01-05', 2);
+      const prices = priceTable(two, { A: { closes: [100, 100] } });
+      const answer = portfolioHistory(
+        historyRequest(two, {
+          versions: [{ from: noon(two[1]!), holdings: { $EUR: 500 } }],
+          flows: [{ at: noon(two[1]!), amount: '500', currency: 'EUR' }],
+        }),
+        prices,
+        fxTable(),
+      );
+      assert.deepEqual(column(answer, 'value'), [0, 500]);
+      assert.deepEqual(column(answer, 'twr'), [0, 0]);
+      assert.equal(answer.summary.money_weighted_return, null);
+    });
   });
 
   describe('model comparison', () => {
@@ -174,6 +212,11 @@ describe('portfolio history: hand-computed cases', () => {
       assert.deepEqual(column(answer, 'model_value'), column(answer, 'value'));
       assert.deepEqual(column(answer, 'deviation'), [0, 0, 0]);
     });
+  });
+
+  it('rounds money to the cent and returns to 1e-8, half to even', () => {
+    assert.deepEqual([0.125, 0.375, -0.125, -0.375, 2.5e-3, 1 / 3].map(toCents), [0.12, 0.38, -0.12, -0.38, 0, 0.33]);
+    assert.deepEqual([1 / 3, -2 / 3, 0].map(toReturn), [0.33333333, -0.66666667, 0]);
   });
 
   describe('refusals', () => {
@@ -214,6 +257,13 @@ describe('portfolio history: hand-computed cases', () => {
     it('a period without business days, and one that ends before it starts', () => {
       refuses(historyRequest(days, { from: '2026-01-10', to: '2026-01-11' }), InvalidValue, ['from']);
       refuses(historyRequest(days, { from: '2026-01-09', to: '2026-01-05' }), InvalidValue, ['to']);
+    });
+    it('holdings or lists of the wrong kind', () => {
+      const wrong = (fields: object) => ({ ...historyRequest(days), ...fields }) as unknown as HistoryRequest;
+      refuses(wrong({ versions: [{ from: noon(days[0]!), holdings: null }] }), InvalidValue, ['versions', 0, 'holdings']);
+      refuses(wrong({ flows: {} }), InvalidValue, ['flows']);
+      refuses(wrong({ model: { weights: [1], cash_weight: 0 } }), InvalidValue, ['model', 'weights']);
+      refuses(wrong({ frequency: 'Y' }), InvalidValue, ['frequency']);
     });
     it('model weights that do not sum to 1', () =>
       refuses(historyRequest(days, { model: { weights: { A: 0.7 }, cash_weight: 0.2 } }), InvalidValue, ['model']));
