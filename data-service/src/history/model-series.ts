@@ -1,12 +1,8 @@
+import { monthOf } from './calendar.ts';
 import type { Timeline } from './timeline.ts';
 
 /** The model's value and time-weighted index on every day, as DailySeries has them. */
 export type ModelSeries = { value: Float64Array; index: Float64Array };
-
-const monthOf = (day: number) => {
-  const d = new Date(day * 86_400_000);
-  return d.getUTCFullYear() * 12 + d.getUTCMonth();
-};
 
 /**
  * The model portfolio (docs/adr/0058-portfolio-history.md): the portfolio's value on the first day

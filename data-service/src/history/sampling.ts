@@ -1,13 +1,5 @@
+import { monthOf, weekOf } from './calendar.ts';
 import type { HistoryFrequency } from './input.ts';
-
-const MS_PER_DAY = 86_400_000;
-
-/** Monday-based week number: day 4 (1970-01-05) was a Monday. */
-const weekOf = (day: number) => Math.floor((day + 3) / 7);
-const monthOf = (day: number) => {
-  const d = new Date(day * MS_PER_DAY);
-  return d.getUTCFullYear() * 12 + d.getUTCMonth();
-};
 
 /**
  * The positions of the days shown at `frequency`: every day (D), or the last business day of each
