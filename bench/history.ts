@@ -1,0 +1,203 @@
+// Portfolio history benchmark: the calculator of data-service/src/history on 10 years of business
+// days (2,520) of a portfolio with 200 versions of 20 instruments (5 in USD, EUR base), 130 flows and
+// a model to compare with, synthetic and seeded; in this process, median of BENCH_REPS runs after
+// warm-up runs. The same data, written to a file, goes to a numpy baseline
+// (bench/baselines/history.py) that computes value, TWR and drawdown on its own; the series are
+// compared day by day and both are timed. `npm run bench:history` (BENCH_REPS changes the 21 runs).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { historySeries, portfolioHistory } from '@platform/data-service/history/calculate';
+import type { FxTable, HistoryFlow, HistoryRequest, HistoryVersion, PriceTable } from '@platform/data-service/history/input';
+import { formatDay, parseDay } from '@platform/data-service/simulation/dates';
+import { ensurePythonModule } from '@platform/dev-stack/os-packages';
+import { median, record, round } from './lib/harness.ts';
+
+const REPS = Number(process.env.BENCH_REPS ?? 21);
+const WARMUP = 5;
+const TARGET_MS = 50;
+const DAYS = 2520;
+const INSTRUMENTS = 20;
+const USD_INSTRUMENTS = 5;
+const VERSIONS = 200;
+const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
+const log = (line: string) => console.log(`[bench] ${line}`);
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** mulberry32: a small seeded generator, so that every run measures the same history. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function synthetic(seed: number) {
+  const random = generator(seed);
+  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const days: number[] = [];
+  for (let d = parseDay('2016-01-04')!; days.length < DAYS; d++) if ((d + 4) % 7 !== 0 && (d + 4) % 7 !== 6) days.push(d);
+  const isins = Array.from({ length: INSTRUMENTS }, (_, i) => `XS${String(i).padStart(10, '0')}`);
+  const currencies = isins.map((_, i) => (i < USD_INSTRUMENTS ? 'USD' : 'EUR'));
+  const closes = isins.map(() => {
+    const c = new Float64Array(DAYS);
+    c[0] = 20 + 180 * random();
+    for (let t = 1; t < DAYS; t++) c[t] = c[t - 1]! * Math.exp(0.0003 + 0.012 * normal());
+    return c;
+  });
+  const usd = new Float64Array(DAYS);
+  usd[0] = 0.9;
+  for (let t = 1; t < DAYS; t++) usd[t] = usd[t - 1]! * Math.exp(0.004 * normal());
+  const at = (t: number) => `${formatDay(days[t]!)}T${String(8 + Math.floor(random() * 10)).padStart(2, '0')}:30:00Z`;
+  const changeDays = [0, ...Array.from({ length: VERSIONS - 1 }, () => 1 + Math.floor(random() * (DAYS - 1)))].sort((a, b) => a - b);
+  const versions: HistoryVersion[] = changeDays.map((t) => {
+    const holdings: Record<string, string> = {};
+    isins.forEach((isin) => {
+      if (random() < 0.85) holdings[isin] = (10 + 500 * random()).toFixed(4);
+    });
+    holdings.$EUR = (20_000 * random()).toFixed(2);
+    holdings.$USD = (5_000 * random()).toFixed(2);
+    return { from: at(t), holdings };
+  });
+  versions.sort((a, b) => a.from.localeCompare(b.from));
+  const flows: HistoryFlow[] = [];
+  for (let t = 20; t < DAYS; t += 21) flows.push({ at: at(t), amount: '1000.00', currency: 'EUR' });
+  for (let k = 0; k < 10; k++)
+    flows.push({ at: at(1 + Math.floor(random() * (DAYS - 1))), amount: (-(2000 + 3000 * random())).toFixed(2), currency: k % 2 ? 'USD' : 'EUR' });
+  flows.sort((a, b) => a.at.localeCompare(b.at));
+  const weights = Object.fromEntries(isins.map((isin) => [isin, 0.045]));
+  const request: HistoryRequest = {
+    versions,
+    flows,
+    base_currency: 'EUR',
+    from: formatDay(days[0]!),
+    to: formatDay(days[DAYS - 1]!),
+    frequency: 'D',
+    model: { weights, cash_weight: 0.1 },
+  };
+  const prices: PriceTable = { days: Int32Array.from(days), isins, currencies, closes };
+  const fx: FxTable = new Map([['USD', usd]]);
+  return { request, prices, fx };
+}
+
+function timeIt(work: () => unknown): number[] {
+  for (let k = 0; k < WARMUP; k++) work();
+  return Array.from({ length: REPS }, () => {
+    const started = performance.now();
+    work();
+    return performance.now() - started;
+  });
+}
+
+type Baseline = { numpy: string; times_ms: number[]; value: number[]; twr: number[]; drawdown: number[] };
+
+const { request, prices, fx } = synthetic(42);
+const loadBefore = round(loadavg()[0]!);
+const runs = {
+  daily: timeIt(() => portfolioHistory(request, prices, fx)),
+  weekly: timeIt(() => portfolioHistory({ ...request, frequency: 'W' }, prices, fx)),
+  monthly: timeIt(() => portfolioHistory({ ...request, frequency: 'M' }, prices, fx)),
+  series: timeIt(() => historySeries(request, prices, fx)),
+};
+const series = historySeries(request, prices, fx);
+const answer = portfolioHistory(request, prices, fx);
+const answerBytes = Buffer.byteLength(JSON.stringify(answer));
+
+let baseline: Baseline | undefined;
+const comparison = { value: NaN, twr: NaN, drawdown: NaN };
+const numpyReady = ensurePythonModule(PYTHON, 'numpy', 'python3-numpy', log);
+if (!numpyReady) log(`${PYTHON} cannot import numpy (and it could not be installed): the numpy baseline is skipped`);
+else {
+  const work = mkdtempSync(join(tmpdir(), 'platform-bench-history-'));
+  try {
+    const dayOf = (text: string) => Math.floor(Date.parse(text) / 86_400_000);
+    const columns = [...prices.isins, '$EUR', '$USD'];
+    const data = {
+      days: Array.from(prices.days),
+      closes: prices.closes.map((c) => Array.from(c)),
+      currencies: prices.currencies,
+      fx: { USD: Array.from(fx.get('USD')!) },
+      columns,
+      versions: request.versions.map((v) => ({ day: dayOf(v.from), units: columns.map((c) => Number(v.holdings[c] ?? 0)) })),
+      flows: request.flows.map((f) => ({ day: dayOf(f.at), amount: Number(f.amount), currency: f.currency })),
+      warmup: WARMUP,
+      reps: REPS,
+    };
+    const file = join(work, 'history.json');
+    writeFileSync(file, JSON.stringify(data));
+    const out = execFileSync(PYTHON, [join(root, 'bench/baselines/history.py'), file], { maxBuffer: 1 << 26 });
+    baseline = JSON.parse(out.toString()) as Baseline;
+    const maxRelative = (mine: Float64Array, theirs: number[], shift = 0) =>
+      mine.reduce((worst, x, t) => Math.max(worst, Math.abs(x + shift - (theirs[t]! + shift)) / Math.max(1, Math.abs(theirs[t]! + shift))), 0);
+    // TWR and drawdown compared as the index and index/peak (1 + each), relative to them.
+    comparison.value = maxRelative(series.daily.value, baseline.value);
+    comparison.twr = maxRelative(
+      series.daily.index,
+      baseline.twr.map((r) => r + 1),
+    );
+    comparison.drawdown = maxRelative(series.daily.drawdown, baseline.drawdown, 1);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+const loadAfter = round(loadavg()[0]!);
+
+const ms = (values: number[]) => round(median(values), 3);
+const agree = baseline ? comparison.value <= 1e-9 && comparison.twr <= 1e-9 && comparison.drawdown <= 1e-9 : undefined;
+const checks = [
+  `${ms(runs.daily) <= TARGET_MS ? 'ok' : 'FAILED'}: calculator, daily answer, median ${ms(runs.daily)} ms ≤ ${TARGET_MS} ms`,
+  baseline
+    ? `${agree ? 'ok' : 'FAILED'}: same value, TWR and drawdown as numpy within 1e-9 relative (max ${comparison.value.toExponential(2)}, ${comparison.twr.toExponential(2)}, ${comparison.drawdown.toExponential(2)})`
+    : 'skipped: numpy baseline',
+];
+const history = `${DAYS.toLocaleString('en')} business days (10 years) × ${INSTRUMENTS} instruments (${USD_INSTRUMENTS} in USD, EUR base), ${VERSIONS} versions, ${request.flows.length} flows, a model of 20 weights + cash`;
+const rows = [
+  ['daily answer (2,520 points, model and XIRR, rounded)', runs.daily],
+  ['weekly answer', runs.weekly],
+  ['monthly answer', runs.monthly],
+  ['daily series only (unrounded, no points)', runs.series],
+] as const;
+const markdown = [
+  '### Portfolio history (`npm run bench:history`)',
+  '',
+  `The calculator of data-service/src/history (docs/adr/0058-portfolio-history.md) in process on ${history}; synthetic, seed 42; ${REPS} measured runs after ${WARMUP} warm-ups, medians. numpy ${baseline?.numpy ?? '(skipped)'}: bench/baselines/history.py, value, TWR and drawdown from the same data (written to a file), vectorised, timed inside Python after a warm-up (pandas is not installed and not added: Debian's python3-pandas would bring 95 packages, Boost, SymPy and Matplotlib's data among them, for what numpy alone computes here). ${cpus().length} cores, load ${loadBefore} before, ${loadAfter} after; measured ${new Date().toISOString().slice(0, 10)}.`,
+  '',
+  '| what | median ms | p90 ms |',
+  '|---|---|---|',
+  ...rows.map(([label, values]) => `| ${label} | ${ms(values)} | ${round([...values].sort((a, b) => a - b)[Math.ceil(0.9 * values.length) - 1]!, 3)} |`),
+  ...(baseline
+    ? [
+        `| numpy: value, TWR, drawdown (daily, unrounded) | ${round(median(baseline.times_ms), 3)} | ${round([...baseline.times_ms].sort((a, b) => a - b)[Math.ceil(0.9 * baseline.times_ms.length) - 1]!, 3)} |`,
+      ]
+    : []),
+  '',
+  `Answer: ${answer.points.length} points, ${answerBytes.toLocaleString('en')} bytes of JSON; TWR ${answer.summary.twr}, XIRR ${answer.summary.money_weighted_return}, max drawdown ${answer.summary.max_drawdown}. Target: ≤ ${TARGET_MS} ms for the calculator (the endpoint's whole budget, the DuckDB read of the closes on top).`,
+  '',
+  ...checks.map((c) => `- ${c}`),
+].join('\n');
+console.log(markdown);
+record(
+  'history',
+  {
+    measured: new Date().toISOString(),
+    cpus: cpus().length,
+    load_before: loadBefore,
+    load_after: loadAfter,
+    history,
+    reps: REPS,
+    median_ms: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, ms(v)])),
+    numpy: baseline ? { version: baseline.numpy, median_ms: round(median(baseline.times_ms), 3) } : null,
+    max_relative_difference: baseline ? comparison : null,
+    answer_bytes: answerBytes,
+    target_ms: TARGET_MS,
+    checks,
+  },
+  markdown,
+);
+if (checks.some((c) => c.startsWith('FAILED'))) process.exitCode = 1;

@@ -1,0 +1,104 @@
+import { formatDay } from '../simulation/dates.ts';
+import { dailySeries, type DailySeries } from './daily.ts';
+import type { FxTable, HistoryFrequency, HistoryRequest, PriceTable } from './input.ts';
+import { modelSeries, type ModelSeries } from './model-series.ts';
+import { toCents, toReturn } from './rounding.ts';
+import { samplePositions } from './sampling.ts';
+import { buildTimeline, type Timeline } from './timeline.ts';
+import { xirr } from './xirr.ts';
+
+/** One shown date. Money in the base currency to the cent; returns as fractions to 1e-8. */
+export type HistoryPoint = {
+  date: string;
+  value: number;
+  cash: number;
+  net_deposits: number;
+  /** Cumulative time-weighted return since the first date. */
+  twr: number;
+  /** Below the running peak of the time-weighted index (0 or negative). */
+  drawdown: number;
+  model_value?: number;
+  model_twr?: number;
+  /** The portfolio's cumulative TWR minus the model's. */
+  deviation?: number;
+};
+
+export type HistoryAnswer = {
+  base_currency: string;
+  frequency: HistoryFrequency;
+  points: HistoryPoint[];
+  summary: {
+    start_value: number;
+    end_value: number;
+    net_deposits: number;
+    twr: number;
+    max_drawdown: number;
+    /** Annual money-weighted return (XIRR) of the period; null when it has none. */
+    money_weighted_return: number | null;
+  };
+};
+
+/** The unrounded daily series, for the answer and for checks that need every day. */
+export type HistorySeries = { timeline: Timeline; daily: DailySeries; model?: ModelSeries; moneyWeighted: number | null };
+
+export function historySeries(request: HistoryRequest, prices: PriceTable, fx: FxTable): HistorySeries {
+  const timeline = buildTimeline(request, prices, fx);
+  const daily = dailySeries(timeline);
+  const prior = timeline.offset > 0 ? prices.days[timeline.offset - 1] : undefined;
+  const model = modelSeries(timeline, daily.value[0]!, prior);
+  return { timeline, daily, model, moneyWeighted: moneyWeighted(timeline, daily) };
+}
+
+/** The start value put in, each flow put in (a withdrawal taken out), the end value taken out. */
+function moneyWeighted({ days, flows }: Timeline, { value }: DailySeries): number | null {
+  const n = days.length;
+  const amounts: number[] = [-value[0]!];
+  const years: number[] = [0];
+  for (let t = 1; t < n; t++) {
+    if (flows[t] === 0) continue;
+    amounts.push(-flows[t]!);
+    years.push((days[t]! - days[0]!) / 365);
+  }
+  amounts.push(value[n - 1]!);
+  years.push((days[n - 1]! - days[0]!) / 365);
+  return xirr(amounts, years);
+}
+
+/**
+ * A portfolio's value history and returns (docs/adr/0058-portfolio-history.md): computed every
+ * business day of the period, shown at the request's frequency, rounded at output only.
+ */
+export function portfolioHistory(request: HistoryRequest, prices: PriceTable, fx: FxTable): HistoryAnswer {
+  const { timeline, daily, model, moneyWeighted: mwr } = historySeries(request, prices, fx);
+  const positions = samplePositions(timeline.days, request.frequency);
+  const points = Array.from(positions, (t): HistoryPoint => {
+    const point: HistoryPoint = {
+      date: formatDay(timeline.days[t]!),
+      value: toCents(daily.value[t]!),
+      cash: toCents(daily.cash[t]!),
+      net_deposits: toCents(daily.netDeposits[t]!),
+      twr: toReturn(daily.index[t]! - 1),
+      drawdown: toReturn(daily.drawdown[t]!),
+    };
+    if (model) {
+      point.model_value = toCents(model.value[t]!);
+      point.model_twr = toReturn(model.index[t]! - 1);
+      point.deviation = toReturn(daily.index[t]! - model.index[t]!);
+    }
+    return point;
+  });
+  const last = timeline.days.length - 1;
+  return {
+    base_currency: request.base_currency,
+    frequency: request.frequency,
+    points,
+    summary: {
+      start_value: toCents(daily.value[0]!),
+      end_value: toCents(daily.value[last]!),
+      net_deposits: toCents(daily.netDeposits[last]!),
+      twr: toReturn(daily.index[last]! - 1),
+      max_drawdown: toReturn(daily.drawdown.reduce((a, b) => Math.min(a, b), 0)),
+      money_weighted_return: mwr === null ? null : toReturn(mwr),
+    },
+  };
+}
