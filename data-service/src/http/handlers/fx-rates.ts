@@ -1,3 +1,4 @@
+import type { components } from '@platform/api-types/data';
 import type { OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { pairSeriesAnswer, seriesToArrow } from '../../fx/series.ts';
@@ -18,7 +19,8 @@ export function fxRateHandlers(rates: { read: FxReader; currencies: FxCurrencies
       };
       const points = await pairSeriesAnswer(request, rates.read, rates.currencies);
       if (contentType !== JSON_TYPE) return { status: 200, body: seriesToArrow(points), contentType };
-      return { status: 200, body: { data: { ...request, rates: points }, meta: null } };
+      const body: components['schemas']['FxRatesResponse'] = { data: { ...request, rates: points }, meta: null };
+      return { status: 200, body };
     },
   };
 }
