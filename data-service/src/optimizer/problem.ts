@@ -4,24 +4,28 @@
  * CPLEX LP text and the solver's values become orders (program.ts), and orders are checked against
  * the constraints (checks.ts).
  *
- * Instruments i (the ISINs of the holdings and of the model portfolio) have a price p_i, held shares
- * h_i, a target weight w_i and an asset class c_i; C is the base-currency cash, V = C + Σ p_i h_i the
- * value, D the cash to free, W = V − D the value left invested, t the cost rate. With buys b_i ≥ 0,
- * sells 0 ≤ s_i ≤ h_i, post-trade shares x_i = h_i + b_i − s_i and deviations d_i ≥ 0:
+ * Instruments i (the ISINs of the holdings and of the model portfolio) have a price p_i in the base
+ * currency (their price times the rate of their currency), held shares h_i, a target weight w_i and
+ * an asset class c_i; a_k is the cash held in another currency k valued in the base currency, C the
+ * cash of every currency so valued, V = C + Σ p_i h_i the value, D the cash to free, W = V − D the
+ * value left invested, t the cost rate, f the exchange cost rate. With buys b_i ≥ 0, sells
+ * 0 ≤ s_i ≤ h_i, post-trade shares x_i = h_i + b_i − s_i, deviations d_i ≥ 0 and, per other
+ * currency k with n_k = Σ_{k_i = k} p_i (b_i − s_i), the amount converted y_k ≥ 0:
  *
- *   minimise   Σ d_i + t Σ p_i (b_i + s_i)
- *   subject to C − Σ p_i (b_i − s_i) − t Σ p_i (b_i + s_i) ≥ cash_buffer·W + D      (cash)
+ *   minimise   Σ d_i + t Σ p_i (b_i + s_i) + f Σ y_k
+ *   subject to C − Σ p_i (b_i − s_i) − t Σ p_i (b_i + s_i) − f Σ y_k ≥ cash_buffer·W + D   (cash)
  *              l_a W ≤ Σ_{c_i = a} p_i x_i ≤ u_a W                                  (each band a)
  *              d_i ≥ ±(p_i x_i − w_i W)                                               (deviation)
+ *              y_k ≥ n_k − a_k,  y_k ≥ −n_k     (buys use their currency's cash first; net sales convert)
  *
  * Money (V, W, D, the checks' sums) is exact decimal; the program itself is floating point, which is
  * why every answer is checked again here, with a tolerance of one cent, before it is trusted.
  */
 import { fromNumber, ownValue, type Money } from '@platform/shared';
+import type { components } from '@platform/api-types/events';
 import { toBase, type RateFact } from './rates.ts';
 
 export type { RateFact } from './rates.ts';
-import type { components } from '@platform/api-types/events';
 
 export type OptimizerRequest = components['schemas']['OptimizerRequest'];
 export type OptimizerResult = components['schemas']['OptimizerResult'];
@@ -131,8 +135,9 @@ function isFraction(n: number): boolean {
 
 /**
  * Checks the request against the store's facts and builds the problem. Refused (FAILURE): a bad
- * policy, a negative holding, an ISIN without a positive price, a price in another currency than
- * the base currency, a negative value. An empty portfolio (V = 0) is NOT_OPTIMIZED.
+ * policy, a negative holding, an ISIN without a positive price or a currency, a currency of an
+ * instrument or of non-zero cash without a usable rate to the base currency (the pair named, and
+ * what needs it), a negative value. An empty portfolio (V = 0) is NOT_OPTIMIZED.
  */
 export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, InstrumentFacts>): Prepared {
   const base = request.base_currency;
