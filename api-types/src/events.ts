@@ -451,10 +451,12 @@ export interface components {
             fractional_shares: boolean;
             /** @description Transaction cost in basis points of the traded value. */
             transaction_cost_bps: number;
+            /** @description Cost of converting between currencies in basis points of the amount converted (default 0): per currency other than `base_currency`, what its buys need beyond the cash held in it, or what its sales free on balance. */
+            fx_cost_bps?: number;
             /** @description Drift from the model weights above which a result is recommended (`is_recommended`); default 0. A result that frees `divest_amount` or restores the cash buffer is always recommended. */
             rebalancing_threshold?: number;
         };
-        /** @description Order for one instrument. */
+        /** @description Order for one instrument. An instrument priced in another currency than `base_currency` also carries `currency`, `expected_share_price_in_currency`, `fx_rate` and `expected_fx_cost`; an order in the base currency carries none of them, as before they existed. */
         OptimizerOrder: {
             /** @description Shares to trade; positive buys, negative sells (whole numbers unless fractional shares are allowed). */
             shares: number;
@@ -462,6 +464,13 @@ export interface components {
             expected_share_price: number;
             /** @description Expected cost of the order in base currency. */
             expected_transaction_cost: number;
+            currency?: components["schemas"]["CurrencyCode"];
+            /** @description Reference price in `currency`. Present with `currency`. */
+            expected_share_price_in_currency?: number;
+            /** @description Base-currency value of one unit of `currency` (`expected_share_price` = `expected_share_price_in_currency` × `fx_rate`). Present with `currency`. */
+            fx_rate?: number;
+            /** @description The order's share of the cost of converting `currency`, in base currency, rounded to cents. Present with `currency`. */
+            expected_fx_cost?: number;
         };
         /**
          * @description Outcome of the optimization (NOT_OPTIMIZED when no trade is needed).

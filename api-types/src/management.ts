@@ -2614,6 +2614,8 @@ export interface components {
             fractional_shares: boolean;
             /** @description Expected transaction cost in basis points of the order value; default 0. */
             transaction_cost_bps: number;
+            /** @description Expected cost of converting between currencies, in basis points of the amount converted: what buys of an instrument priced in another currency than the portfolio's base currency need beyond the cash held in that currency, and what its sales free on balance; default 0 (absent). */
+            fx_cost_bps?: number;
             /** @description Asset class (upper case, e.g. EQUITY, FIXED_INCOME) → [lower, upper] weight band; default {}. */
             asset_class_bands: {
                 [key: string]: [
@@ -2638,6 +2640,8 @@ export interface components {
             fractional_shares?: boolean;
             /** @description Expected transaction cost in basis points of the order value; default 0. */
             transaction_cost_bps?: number;
+            /** @description Expected cost of converting between currencies, in basis points of the amount converted: what buys of an instrument priced in another currency than the portfolio's base currency need beyond the cash held in that currency, and what its sales free on balance; default 0 (absent). */
+            fx_cost_bps?: number;
             /** @description Asset class (upper case, e.g. EQUITY, FIXED_INCOME) → [lower, upper] weight band; default {}. */
             asset_class_bands?: {
                 [key: string]: [
@@ -2662,6 +2666,8 @@ export interface components {
             fractional_shares?: boolean;
             /** @description Expected transaction cost in basis points of the order value; default 0. */
             transaction_cost_bps?: number;
+            /** @description Expected cost of converting between currencies, in basis points of the amount converted: what buys of an instrument priced in another currency than the portfolio's base currency need beyond the cash held in that currency, and what its sales free on balance; default 0 (absent). */
+            fx_cost_bps?: number;
             /** @description Asset class (upper case, e.g. EQUITY, FIXED_INCOME) → [lower, upper] weight band; default {}. Merged key by key; null removes a band. */
             asset_class_bands?: {
                 [key: string]: [
@@ -3148,7 +3154,7 @@ export interface components {
          * @enum {string|null}
          */
         OwnerChoice: "ACCEPT" | "REJECT" | "REOPTIMIZE" | "IGNORED" | null;
-        /** @description Planned order for one instrument. */
+        /** @description Planned order for one instrument. An instrument priced in another currency than the portfolio's base currency also has `currency`, `expected_share_price_in_currency`, `fx_rate` and `expected_fx_cost`; an order in the base currency has none of them. */
         Order: {
             /** @description Number of shares to trade: positive to buy, negative to sell (whole numbers unless the policy allows fractional shares). */
             shares: number;
@@ -3156,6 +3162,14 @@ export interface components {
             expected_share_price: number;
             /** @description Expected cost of the order in the portfolio's base currency. */
             expected_transaction_cost: number;
+            /** @description The currency the instrument is priced in (ISO 4217), when it is not the base currency. */
+            currency?: string;
+            /** @description The reference price in `currency`. Present with `currency`. */
+            expected_share_price_in_currency?: number;
+            /** @description Value in the base currency of one unit of `currency` used by the optimizer (`expected_share_price` is `expected_share_price_in_currency` × `fx_rate`). Present with `currency`. */
+            fx_rate?: number;
+            /** @description The order's share of the expected cost of converting `currency`, in the base currency (the policy's `fx_cost_bps` on the amount converted, shared among the orders that make it by value). Present with `currency`. */
+            expected_fx_cost?: number;
         };
         /** @description Orders of an optimization: ISIN → order. Empty unless the status is SUCCESS. */
         Orders: {

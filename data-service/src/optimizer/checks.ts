@@ -1,6 +1,7 @@
 // Orders checked against the constraints in exact decimal, with a tolerance of one cent, before the
 // solver's answer is trusted (the model in ./problem.ts).
 import { fromNumber, type Money } from '@platform/shared';
+import { conversions } from './conversions.ts';
 import { CENT, money, requiredCash, SHARE_DECIMALS, ZERO, type Problem } from './problem.ts';
 import type { Relaxable } from './program.ts';
 
@@ -26,7 +27,7 @@ export function shortfall(problem: Problem, constraint: Relaxable, amount: Money
  * Every way `orders` (net shares by ISIN) break the model: unknown ISINs, buys outside the model
  * portfolio, short positions, shares that are not whole (or beyond 6 decimals when fractional;
  * selling a whole fractional holding is allowed), and, with a tolerance of one cent, the cash
- * constraint and every band. Empty when the orders are sound.
+ * constraint (with the cost of converting between currencies) and every band. Empty when the orders are sound.
  */
 export function checkOrders(problem: Problem, orders: ReadonlyMap<string, number>): string[] {
   const violations: string[] = [];
@@ -61,7 +62,8 @@ export function checkOrders(problem: Problem, orders: ReadonlyMap<string, number
     costs = costs.plus(problem.costRate.times(price).times(shares.abs()));
     if (i.assetClass !== null) after.set(i.assetClass, (after.get(i.assetClass) ?? ZERO).plus(price.times(fromNumber(i.held).plus(shares))));
   }
-  const cashAfter = problem.cash.minus(traded).minus(costs);
+  // Converting between currencies costs f on each currency's converted amount (conversions.ts).
+  const cashAfter = problem.cash.minus(traded).minus(costs).minus(conversions(problem, orders).cost);
   const needed = requiredCash(problem);
   if (cashAfter.lt(needed.minus(CENT)))
     violations.push(`cash after trades ${money(cashAfter)} ${problem.currency} is below the ${money(needed)} ${problem.currency} required`);

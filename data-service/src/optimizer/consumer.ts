@@ -41,11 +41,6 @@ export type OptimizerConsumerOptions = {
   solved?: (status: string, seconds: number) => void;
 };
 
-/** The ISINs a request is about: its instrument holdings and its model portfolio. */
-export const requestIsins = (request: OptimizerRequest): string[] => [
-  ...new Set([...Object.keys(request.holdings).filter((k) => !k.startsWith('$')), ...Object.keys(request.model_portfolio)]),
-];
-
 const ENGINE_FAILED: Outcome = { status: 'FAILURE', is_recommended: false, orders: {}, detail: 'the optimizer failed on this request' };
 
 /** The durable consumer of a tenant's requests, shared by every replica. */
@@ -79,7 +74,7 @@ export async function startOptimizerConsumer(options: OptimizerConsumerOptions):
     let outcome: Outcome;
     let seconds: number | undefined;
     try {
-      ({ outcome, seconds } = await scheduler.solve(request.tenant_id, request, () => options.facts(request.tenant_id, requestIsins(request))));
+      ({ outcome, seconds } = await scheduler.solve(request.tenant_id, request, () => options.facts(request.tenant_id, request)));
     } catch (error) {
       if (error instanceof OptimizerClosed) return { laterMs: 0 };
       if (!(error instanceof EngineFailed)) throw error; // the facts could not be read: offered again after a back-off

@@ -4,33 +4,50 @@
  * CPLEX LP text and the solver's values become orders (program.ts), and orders are checked against
  * the constraints (checks.ts).
  *
- * Instruments i (the ISINs of the holdings and of the model portfolio) have a price p_i, held shares
- * h_i, a target weight w_i and an asset class c_i; C is the base-currency cash, V = C + Σ p_i h_i the
- * value, D the cash to free, W = V − D the value left invested, t the cost rate. With buys b_i ≥ 0,
- * sells 0 ≤ s_i ≤ h_i, post-trade shares x_i = h_i + b_i − s_i and deviations d_i ≥ 0:
+ * Instruments i (the ISINs of the holdings and of the model portfolio) have a price p_i in the base
+ * currency (their price times the rate of their currency), held shares h_i, a target weight w_i and
+ * an asset class c_i; a_k is the cash held in another currency k valued in the base currency, C the
+ * cash of every currency so valued, V = C + Σ p_i h_i the value, D the cash to free, W = V − D the
+ * value left invested, t the cost rate, f the exchange cost rate. With buys b_i ≥ 0, sells
+ * 0 ≤ s_i ≤ h_i, post-trade shares x_i = h_i + b_i − s_i, deviations d_i ≥ 0 and, per other
+ * currency k with n_k = Σ_{k_i = k} p_i (b_i − s_i), the amount converted y_k ≥ 0:
  *
- *   minimise   Σ d_i + t Σ p_i (b_i + s_i)
- *   subject to C − Σ p_i (b_i − s_i) − t Σ p_i (b_i + s_i) ≥ cash_buffer·W + D      (cash)
+ *   minimise   Σ d_i + t Σ p_i (b_i + s_i) + f Σ y_k
+ *   subject to C − Σ p_i (b_i − s_i) − t Σ p_i (b_i + s_i) − f Σ y_k ≥ cash_buffer·W + D   (cash)
  *              l_a W ≤ Σ_{c_i = a} p_i x_i ≤ u_a W                                  (each band a)
  *              d_i ≥ ±(p_i x_i − w_i W)                                               (deviation)
+ *              y_k ≥ n_k − a_k,  y_k ≥ −n_k     (buys use their currency's cash first; net sales convert)
  *
  * Money (V, W, D, the checks' sums) is exact decimal; the program itself is floating point, which is
  * why every answer is checked again here, with a tolerance of one cent, before it is trusted.
  */
 import { fromNumber, ownValue, type Money } from '@platform/shared';
 import type { components } from '@platform/api-types/events';
+import { toBase, type RateFact } from './rates.ts';
+
+export type { RateFact } from './rates.ts';
 
 export type OptimizerRequest = components['schemas']['OptimizerRequest'];
 export type OptimizerResult = components['schemas']['OptimizerResult'];
 export type OptimizerOrder = components['schemas']['OptimizerOrder'];
-/** What the store knows of an instrument: its last price (in `currency`) and its asset class. */
-export type InstrumentFacts = { price: number | null; currency: string | null; assetClass: string | null };
+/**
+ * What the store knows of an instrument: its last price (in `currency`), its asset class and, when
+ * `currency` is not the request's base currency, the rate of `currency` to it. Cash held in another
+ * currency is in the same map under its holdings key (`$USD`): one unit (price 1) of that currency.
+ */
+export type InstrumentFacts = { price: number | null; currency: string | null; assetClass: string | null; toBase?: RateFact };
 export type Outcome = Pick<OptimizerResult, 'status' | 'is_recommended' | 'orders' | 'detail'>;
 
 export type Instrument = {
   isin: string;
-  /** p_i, in the base currency, > 0. */
+  /** p_i, in the base currency, > 0: the price in `currency` × `rate`. */
   price: number;
+  /** The currency the instrument is priced in. */
+  currency: string;
+  /** Its price in `currency`. */
+  localPrice: number;
+  /** The base-currency value of one unit of `currency` (exact decimal text; "1" for the base currency). */
+  rate: string;
   /** h_i ≥ 0 (0 when not held). */
   held: number;
   /** w_i (0 when not in the model portfolio). */
@@ -43,13 +60,24 @@ export type Instrument = {
 
 export type Band = { assetClass: string; lower: number; upper: number };
 
+/** A currency other than the base in which instruments are priced or cash is held. */
+export type Foreign = {
+  currency: string;
+  /** a_k: the cash held in it, valued in the base currency (part of C). */
+  cash: Money;
+};
+
 /** A checked request: everything the program and the checks need. */
 export type Problem = {
   currency: string;
   /** Sorted by ISIN. */
   instruments: readonly Instrument[];
-  /** C: the base-currency cash. */
+  /** C: the cash of every currency, valued in the base currency. */
   cash: Money;
+  /** The other currencies of the instruments and the cash, sorted. */
+  foreign: readonly Foreign[];
+  /** f = fx_cost_bps / 10,000, on the amount each other currency converts. */
+  fxRate: Money;
   /** V = C + Σ p_i h_i. */
   value: Money;
   /** D: cash to free (what a sale of everything frees when `sellEverything`). */
@@ -107,13 +135,16 @@ function isFraction(n: number): boolean {
 
 /**
  * Checks the request against the store's facts and builds the problem. Refused (FAILURE): a bad
- * policy, a negative holding, an ISIN without a positive price, a price in another currency than
- * the base currency, a negative value. An empty portfolio (V = 0) is NOT_OPTIMIZED.
+ * policy, a negative holding, an ISIN without a positive price or a currency, a currency of an
+ * instrument or of non-zero cash without a usable rate to the base currency (the pair named, and
+ * what needs it), a negative value. An empty portfolio (V = 0) is NOT_OPTIMIZED.
  */
 export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, InstrumentFacts>): Prepared {
   const base = request.base_currency;
   const bps = request.transaction_cost_bps;
   if (!(Number.isFinite(bps) && bps >= 0 && bps < 10_000)) return { outcome: failure(`transaction cost of ${bps} bps is not between 0 and 10000`) };
+  const fxBps = request.fx_cost_bps ?? 0;
+  if (!(Number.isFinite(fxBps) && fxBps >= 0 && fxBps < 10_000)) return { outcome: failure(`exchange cost of ${fxBps} bps is not between 0 and 10000`) };
   if (!isFraction(request.cash_buffer)) return { outcome: failure(`cash buffer ${request.cash_buffer} is not between 0 and 1`) };
   const threshold = request.rebalancing_threshold ?? 0;
   if (!isFraction(threshold)) return { outcome: failure(`rebalancing threshold ${threshold} is not between 0 and 1`) };
@@ -142,12 +173,42 @@ export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, In
     if (!(Number.isFinite(quantity) && quantity >= 0)) return { outcome: failure(`holding of ${key} is ${quantity} shares; short positions are not kept`) };
     held.set(key, quantity);
   }
-  const cashHeld = request.holdings[`$${base}`] ?? 0;
-  if (!Number.isFinite(cashHeld)) return { outcome: failure(`cash ${cashHeld} ${base} is not a number`) };
+  const rates = new Map<string, Money>([[base, ONE]]);
+  /** Why a currency has no rate, and the holdings keys and ISINs that need it. */
+  const refused = new Map<string, { detail: string; keys: string[] }>();
+  /** The base value of one unit of `currency` for `key`, or undefined with the refusal noted. */
+  const rateOf = (key: string, currency: string, fact: InstrumentFacts | undefined): Money | undefined => {
+    const known = rates.get(currency);
+    if (known) return known;
+    const rate = refused.get(currency)?.detail ?? toBase(currency, base, fact?.toBase);
+    if (typeof rate !== 'string') {
+      rates.set(currency, rate);
+      return rate;
+    }
+    const refusal = refused.get(currency) ?? { detail: rate, keys: [] };
+    refusal.keys.push(key);
+    refused.set(currency, refusal);
+    return undefined;
+  };
+
+  let cash = ZERO;
+  const cashIn = new Map<string, Money>();
+  for (const [key, amount] of Object.entries(request.holdings).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!key.startsWith('$')) continue;
+    const currency = key.slice(1);
+    if (!Number.isFinite(amount)) return { outcome: failure(`cash ${amount} ${currency} is not a number`) };
+    // No cash of a currency is worth 0 whatever its rate: it needs none.
+    if (amount === 0) continue;
+    const rate = rateOf(key, currency, facts.get(key));
+    if (rate === undefined) continue;
+    const valued = fromNumber(amount).times(rate);
+    cash = cash.plus(valued);
+    if (currency !== base) cashIn.set(currency, valued);
+  }
 
   const isins = [...new Set([...held.keys(), ...Object.keys(request.model_portfolio)])].sort();
   const unpriced: string[] = [];
-  const foreign: string[] = [];
+  const uncurrencied: string[] = [];
   const instruments: Instrument[] = [];
   for (const isin of isins) {
     const fact = facts.get(isin);
@@ -156,27 +217,49 @@ export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, In
       unpriced.push(isin);
       continue;
     }
-    if (fact.currency !== base) {
-      foreign.push(`${isin} (${fact.currency ?? 'no currency'})`);
+    if (fact.currency === null) {
+      uncurrencied.push(isin);
       continue;
     }
+    const rate = rateOf(isin, fact.currency, fact);
+    if (rate === undefined) continue;
     const weight = ownValue(request.model_portfolio, isin);
-    instruments.push({ isin, price, held: held.get(isin) ?? 0, weight: weight ?? 0, assetClass: fact.assetClass, buyable: weight !== undefined });
+    instruments.push({
+      isin,
+      price: fromNumber(price).times(rate).toNumber(),
+      currency: fact.currency,
+      localPrice: price,
+      rate: rate.toFixed(),
+      held: held.get(isin) ?? 0,
+      weight: weight ?? 0,
+      assetClass: fact.assetClass,
+      buyable: weight !== undefined,
+    });
   }
   if (unpriced.length > 0) return { outcome: failure(`no price for ${listed(unpriced)}`) };
-  if (foreign.length > 0) return { outcome: failure(`price not in the base currency ${base} (no exchange rates are kept) for ${listed(foreign)}`) };
+  if (uncurrencied.length > 0) return { outcome: failure(`no currency for the price of ${listed(uncurrencied)}`) };
+  if (refused.size > 0) return { outcome: failure([...refused.values()].map(({ detail, keys }) => `${detail} (needed for ${listed(keys)})`).join('; ')) };
 
-  const cash = fromNumber(cashHeld);
+  const foreign: Foreign[] = [...new Set([...cashIn.keys(), ...instruments.map((i) => i.currency).filter((c) => c !== base)])]
+    .sort()
+    .map((currency) => ({ currency, cash: cashIn.get(currency) ?? ZERO }));
   const costRate = fromNumber(bps).div(10_000);
+  const fxRate = fromNumber(fxBps).div(10_000);
   let invested = ZERO;
-  for (const i of instruments) invested = invested.plus(fromNumber(i.price).times(fromNumber(i.held)));
+  let investedForeign = ZERO;
+  for (const i of instruments) {
+    const worth = fromNumber(i.price).times(fromNumber(i.held));
+    invested = invested.plus(worth);
+    if (i.currency !== base) investedForeign = investedForeign.plus(worth);
+  }
   const value = cash.plus(invested);
   if (value.isZero()) return { outcome: notOptimized('the portfolio is empty (value 0)') };
   if (value.lt(ZERO)) return { outcome: failure(`portfolio value ${money(value)} ${base} is negative`) };
 
-  // Selling everything frees C + (1 − t) Σ p_i h_i; a larger divest amount (1e100 included) cannot
-  // be met otherwise, so it means selling everything, with nothing left invested.
-  const freeable = cash.plus(ONE.minus(costRate).times(invested));
+  // Selling everything frees C + (1 − t) Σ p_i h_i − f Σ_{foreign} p_i h_i (the proceeds in other
+  // currencies are converted); a larger divest amount (1e100 included) cannot be met otherwise, so
+  // it means selling everything, with nothing left invested.
+  const freeable = cash.plus(ONE.minus(costRate).times(invested)).minus(fxRate.times(investedForeign));
   const asked = fromNumber(request.divest_amount);
   const sellEverything = asked.gt(ZERO) && asked.gte(freeable);
   const divest = sellEverything ? freeable : asked;
@@ -185,6 +268,8 @@ export function prepare(request: OptimizerRequest, facts: ReadonlyMap<string, In
       currency: base,
       instruments,
       cash,
+      foreign,
+      fxRate,
       value,
       divest,
       invested: sellEverything ? ZERO : value.minus(divest),

@@ -1,6 +1,7 @@
 // The problem as a mixed-integer linear program in CPLEX LP text (the model in ./problem.ts), and
 // the solver's values back as orders.
 import { fromNumber } from '@platform/shared';
+import { conversions } from './conversions.ts';
 import { MIP_GAP, requiredCash, SHARE_DECIMALS, ZERO, type Band, type Instrument, type OptimizerOrder, type Problem } from './problem.ts';
 
 /** A constraint that may be relaxed in the elastic copy. */
@@ -156,6 +157,21 @@ export function buildProgram(problem: Problem, elastic = false): Program {
     }
   });
 
+  // Converting: per other currency k a column y_k ≥ n_k − a_k, y_k ≥ −n_k (n_k = Σ p_i q_i over its
+  // instruments, a_k its cash), whose cost f·y_k is paid in cash and counted in the objective.
+  const f = problem.fxRate.toNumber();
+  if (f > 0) {
+    problem.foreign.forEach(({ currency, cash }, k) => {
+      const terms = problem.instruments.flatMap((i, index) => (i.currency === currency ? tradeValue[index]! : []));
+      if (terms.length === 0) return;
+      const y = `y${k}`;
+      cashTerms.push([f, y]);
+      if (!elastic) objective.push([f, y]);
+      rows.push(` yb${k}: ${expression([[1, y], ...scaled(terms, -1)])} >= ${num(-cash.toNumber())}`);
+      rows.push(` ys${k}: ${expression([[1, y], ...terms])} >= 0`);
+    });
+  }
+
   addRow('c', cashTerms, '<=', problem.cash.minus(requiredCash(problem)).toNumber(), { kind: 'cash' }, 'vc');
   problem.bands.forEach((band, j) => {
     const members = problem.instruments.flatMap((i, index) => (i.assetClass === band.assetClass ? [index] : []));
@@ -223,17 +239,31 @@ export function ordersOf(problem: Problem, value: (column: string) => number): M
   return orders;
 }
 
-/** The result's orders: shares, the price used and t × p × |shares| rounded to cents. */
+/**
+ * The result's orders: shares, the price used (base currency) and t × p × |shares| rounded to
+ * cents; an instrument in another currency also its currency, its price there, the rate and its
+ * share of the conversion's cost rounded to cents (conversions.ts).
+ */
 export function resultOrders(problem: Problem, orders: ReadonlyMap<string, number>): Record<string, OptimizerOrder> {
   const byIsin = new Map(problem.instruments.map((i) => [i.isin, i]));
   const result: Record<string, OptimizerOrder> = {};
+  const fx = conversions(problem, orders).byIsin;
   for (const [isin, shares] of orders) {
-    const price = byIsin.get(isin)!.price;
+    const i = byIsin.get(isin)!;
+    const price = i.price;
     const cost = problem.costRate
       .times(fromNumber(price))
       .times(fromNumber(Math.abs(shares)))
       .toDecimalPlaces(2);
     result[isin] = { shares, expected_share_price: price, expected_transaction_cost: cost.toNumber() };
+    // Orders in the base currency keep the fields they always had; the others say how they convert.
+    if (i.currency !== problem.currency)
+      Object.assign(result[isin], {
+        currency: i.currency,
+        expected_share_price_in_currency: i.localPrice,
+        fx_rate: Number(i.rate),
+        expected_fx_cost: (fx.get(isin) ?? ZERO).toDecimalPlaces(2).toNumber(),
+      });
   }
   return result;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { loadOptimizer, optimize, type Optimizer, type Outcome, type Solve } from '../../src/optimizer/engine.ts';
 import { checkOrders } from '../../src/optimizer/checks.ts';
 import { drift, prepare, type Problem } from '../../src/optimizer/problem.ts';
-import { BD1, EQ1, EQ2, FACTS, US1, optimizerRequest, storeFacts } from './fixtures.ts';
+import { BD1, EQ1, EQ2, FACTS, US1, optimizerRequest, storeFacts, withRate } from './fixtures.ts';
 
 // The optimizer engine with the real solver, on requests small enough to work out by hand
 // (docs/adr/0020-optimizer-model.md). FACTS: EQ1 at 100 and EQ2 at 30 (EQUITY), BD1 at 50 (FIXED_INCOME).
@@ -128,9 +128,12 @@ describe('optimizer engine', () => {
       assert.equal(buffer.is_recommended, true);
     });
 
-    it('leaves cash of other currencies alone', () => {
-      const outcome = optimizer(optimizerRequest({ holdings: { $EUR: 1000, $USD: 5000 }, model_portfolio: { [EQ1]: 1 } }), FACTS);
-      assert.deepEqual(shares(outcome), { [EQ1]: 10 });
+    it('counts cash of other currencies at its rate, and needs no rate for none of it', () => {
+      // V = 1,000 + 500 USD × 0.9 = 1,450: 14 shares of EQ1 at 100.
+      const facts = withRate(FACTS, '$USD', '0.9');
+      const outcome = optimizer(optimizerRequest({ holdings: { $EUR: 1000, $USD: 500 }, model_portfolio: { [EQ1]: 1 } }), facts);
+      assert.deepEqual(shares(outcome), { [EQ1]: 14 });
+      assert.deepEqual(shares(optimizer(optimizerRequest({ holdings: { $EUR: 1000, $USD: 0 }, model_portfolio: { [EQ1]: 1 } }), FACTS)), { [EQ1]: 10 });
     });
   });
 
@@ -212,10 +215,7 @@ describe('optimizer engine', () => {
 
     it('refuses a price in another currency than the base currency', () => {
       const request = optimizerRequest({ holdings: { $EUR: 1000 }, model_portfolio: { [US1]: 1 } });
-      assert.deepEqual(
-        optimizer(request, storeFacts([US1, 200, 'EQUITY', 'USD'])),
-        failure(`price not in the base currency EUR (no exchange rates are kept) for ${US1} (USD)`),
-      );
+      assert.deepEqual(optimizer(request, storeFacts([US1, 200, 'EQUITY', 'USD'])), failure(`no USD/EUR exchange rate (needed for ${US1})`));
     });
 
     it('refuses a bad policy', () => {

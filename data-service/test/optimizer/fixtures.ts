@@ -1,5 +1,6 @@
 // Builders of optimizer requests and store facts for the engine's tests (no I/O).
 import type { InstrumentFacts, OptimizerRequest } from '../../src/optimizer/engine.ts';
+import type { RateFact } from '../../src/optimizer/rates.ts';
 
 export const EQ1 = 'IE00B4L5Y983';
 export const EQ2 = 'IE00B5BMR087';
@@ -35,3 +36,17 @@ export function storeFacts(...rows: [isin: string, price: number | null, assetCl
 
 /** EQ1 at 100 and EQ2 at 30 (EQUITY), BD1 at 50 (FIXED_INCOME), all in EUR. */
 export const FACTS = storeFacts([EQ1, 100, 'EQUITY'], [EQ2, 30, 'EQUITY'], [BD1, 50, 'FIXED_INCOME']);
+
+/** The rate fixed on this day in the builders' facts. */
+export const RATE_DATE = '2025-03-13';
+
+/**
+ * The facts with `key` given a rate to the base currency: an instrument's fact keeps its price and
+ * currency; a cash key (`$USD`) becomes one unit of its currency. `rate` is the base value of one
+ * unit (text), or a refusal.
+ */
+export function withRate(facts: ReadonlyMap<string, InstrumentFacts>, key: string, rate: string | RateFact): Map<string, InstrumentFacts> {
+  const toBase: RateFact = typeof rate === 'string' ? { rate, date: RATE_DATE } : rate;
+  const fact: InstrumentFacts = key.startsWith('$') ? { price: 1, currency: key.slice(1), assetClass: null } : facts.get(key)!;
+  return new Map([...facts, [key, { ...fact, toBase }]]);
+}

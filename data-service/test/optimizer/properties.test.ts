@@ -30,7 +30,10 @@ const cents = (min: number, max: number) => fc.integer({ min, max }).map((c) => 
 function instrument(sound: boolean): fc.Arbitrary<Spec> {
   return fc.record({
     price: sound ? cents(1, 100_000) : fc.oneof({ weight: 30, arbitrary: cents(1, 100_000) }, { weight: 1, arbitrary: fc.constant(null) }),
-    currency: sound ? fc.constant('EUR') : fc.oneof({ weight: 30, arbitrary: fc.constant('EUR') }, { weight: 1, arbitrary: fc.constant('USD') }),
+    // USD has a rate; GBP none (a FAILURE naming the pair).
+    currency: sound
+      ? fc.constantFrom('EUR', 'EUR', 'USD')
+      : fc.oneof({ weight: 20, arbitrary: fc.constant('EUR') }, { weight: 10, arbitrary: fc.constant('USD') }, { weight: 1, arbitrary: fc.constant('GBP') }),
     assetClass: fc.constantFrom(...CLASSES, null),
     known: sound ? fc.constant(true) : fc.oneof({ weight: 30, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
     held: fc.oneof(
@@ -58,18 +61,26 @@ function scenario(sound: boolean): fc.Arbitrary<Scenario> {
       divest: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 4, arbitrary: cents(0, 20_000_000) }, { weight: 1, arbitrary: fc.constant(1e100) }),
       fractional: fc.boolean(),
       bps: fc.integer({ min: 0, max: 100 }),
+      fxBps: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 100 })),
+      /** The EUR value of one dollar, 4 decimals. */
+      usd: fc.integer({ min: 5000, max: 15000 }).map((r) => (r / 1e4).toFixed(4)),
       threshold: fc.integer({ min: 0, max: 10 }).map((p) => p / 100),
     })
     .map((s) => {
       const holdings: Record<string, number> = { $EUR: s.cash };
-      if (s.otherCash !== undefined) holdings.$USD = s.otherCash;
       const facts = new Map<string, InstrumentFacts>();
+      const toBase = { rate: s.usd, date: '2025-03-13' };
+      if (s.otherCash !== undefined) {
+        holdings.$USD = s.otherCash;
+        facts.set('$USD', { price: 1, currency: 'USD', assetClass: null, toBase });
+      }
       const raw = s.specs.reduce((sum, spec) => sum + (spec?.weight ?? 0), 0);
       const model: Record<string, number> = {};
       s.specs.forEach((spec, k) => {
         if (!spec) return;
         const isin = ISINS[k]!;
-        if (spec.known) facts.set(isin, { price: spec.price, currency: spec.currency, assetClass: spec.assetClass });
+        if (spec.known)
+          facts.set(isin, { price: spec.price, currency: spec.currency, assetClass: spec.assetClass, ...(spec.currency === 'USD' ? { toBase } : {}) });
         if (spec.held > 0 || spec.weight === undefined) holdings[isin] = spec.held;
         // Weights scaled to sum to at most invested / 1000, rounded down to 4 decimals.
         if (spec.weight !== undefined) model[isin] = raw === 0 ? 0 : Math.floor(((spec.weight / raw) * s.invested) / 100) / 1e4;
@@ -89,6 +100,7 @@ function scenario(sound: boolean): fc.Arbitrary<Scenario> {
         divest_amount: s.divest,
         fractional_shares: s.fractional,
         transaction_cost_bps: s.bps,
+        fx_cost_bps: s.fxBps,
         rebalancing_threshold: s.threshold,
       });
       return { request, facts };
@@ -99,20 +111,34 @@ function scenario(sound: boolean): fc.Arbitrary<Scenario> {
 function independentViolations({ request, facts }: Scenario, outcome: Outcome): string[] {
   const violations: string[] = [];
   const t = request.transaction_cost_bps / 10_000;
-  const cash = request.holdings.$EUR ?? 0;
+  const f = (request.fx_cost_bps ?? 0) / 10_000;
+  const rate = (key: string) => {
+    const toBase = facts.get(key)?.toBase;
+    return toBase && 'rate' in toBase ? Number(toBase.rate) : 1;
+  };
+  const dollarCash = request.holdings.$USD ?? 0;
+  const dollarRate = dollarCash === 0 ? 0 : rate('$USD');
+  const cash = (request.holdings.$EUR ?? 0) + dollarCash * dollarRate;
+  const dollars = (isin: string) => facts.get(isin)!.currency === 'USD';
   const isins = new Set([...Object.keys(request.holdings).filter((k) => !k.startsWith('$')), ...Object.keys(request.model_portfolio)]);
-  const price = (isin: string) => facts.get(isin)!.price!;
+  const price = (isin: string) => facts.get(isin)!.price! * rate(isin);
   const held = (isin: string) => request.holdings[isin] ?? 0;
   let heldValue = 0;
-  for (const isin of isins) heldValue += price(isin) * held(isin);
+  let heldDollars = 0;
+  for (const isin of isins) {
+    heldValue += price(isin) * held(isin);
+    if (dollars(isin)) heldDollars += price(isin) * held(isin);
+  }
   const value = cash + heldValue;
-  const freeable = cash + (1 - t) * heldValue;
+  const freeable = cash + (1 - t) * heldValue - f * heldDollars;
   const sellAll = request.divest_amount > 0 && request.divest_amount >= freeable;
   const divest = sellAll ? freeable : request.divest_amount;
   const invested = sellAll ? 0 : value - divest;
   const tolerance = 0.01 + 1e-9 * Math.max(1, value);
 
   let cashAfter = cash;
+  // Dollars bought beyond the dollars held, or sold on balance, are converted at a cost of f.
+  let boughtDollars = 0;
   const classValue = new Map<string, number>();
   for (const isin of isins) {
     const q = outcome.orders[isin]?.shares ?? 0;
@@ -121,13 +147,18 @@ function independentViolations({ request, facts }: Scenario, outcome: Outcome): 
     if (q > 0 && request.model_portfolio[isin] === undefined) violations.push(`${isin} bought outside the model`);
     if (!request.fractional_shares && !Number.isInteger(q) && q !== -held(isin)) violations.push(`${isin} ${q} not whole`);
     cashAfter -= price(isin) * q + t * price(isin) * Math.abs(q);
+    if (dollars(isin)) boughtDollars += price(isin) * q;
     const assetClass = facts.get(isin)!.assetClass;
     if (assetClass !== null) classValue.set(assetClass, (classValue.get(assetClass) ?? 0) + price(isin) * after);
   }
+  cashAfter -= f * Math.max(boughtDollars - dollarCash * dollarRate, -boughtDollars, 0);
   for (const [isin, order] of Object.entries(outcome.orders)) {
     if (!isins.has(isin)) violations.push(`${isin} not in the request`);
     if (order.shares === 0) violations.push(`${isin} order of 0 shares`);
-    if (order.expected_share_price !== facts.get(isin)?.price) violations.push(`${isin} price ${order.expected_share_price}`);
+    if (Math.abs(order.expected_share_price - price(isin)) > 1e-9 * price(isin)) violations.push(`${isin} price ${order.expected_share_price}`);
+    if (dollars(isin) !== (order.currency === 'USD')) violations.push(`${isin} currency ${order.currency}`);
+    if (dollars(isin) && (order.expected_share_price_in_currency !== facts.get(isin)!.price || order.fx_rate !== rate(isin)))
+      violations.push(`${isin} dollar price ${order.expected_share_price_in_currency} at ${order.fx_rate}`);
     const cost = t * order.expected_share_price * Math.abs(order.shares);
     if (Math.abs(order.expected_transaction_cost - cost) > 0.005 + 1e-9 * cost) violations.push(`${isin} cost ${order.expected_transaction_cost} for ${cost}`);
   }

@@ -56,6 +56,8 @@ export function optimizerRequest(input: {
     model_portfolio: (config.model_portfolio ?? {}) as Record<string, number>,
     fractional_shares: config.fractional_shares === true,
     transaction_cost_bps: Number(config.transaction_cost_bps ?? 0),
+    // Sent only when the policy has one, so that a request of a policy without it is as before.
+    ...(config.fx_cost_bps === undefined ? {} : { fx_cost_bps: Number(config.fx_cost_bps) }),
     rebalancing_threshold: Number(config.rebalancing_threshold ?? 0.05),
   };
 }

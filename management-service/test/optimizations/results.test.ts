@@ -98,6 +98,25 @@ describe('optimizer results', function () {
     );
   });
 
+  it('stores and answers the exchange fields of an order in another currency as the optimizer sent them', async () => {
+    const { optimization, request } = await requested();
+    const orders = {
+      ...ORDERS,
+      US0378331005: {
+        shares: 4,
+        expected_share_price: 180,
+        expected_transaction_cost: 0.72,
+        currency: 'USD',
+        expected_share_price_in_currency: 200,
+        fx_rate: 0.9,
+        expected_fx_cost: 3.6,
+      },
+    };
+    await optimizer.answer(request, { orders });
+    const stored = await finished(optimization);
+    assert.deepEqual([stored.status, stored.orders], ['SUCCESS', orders]);
+  });
+
   it('stores INFEASIBLE, FAILURE and NOT_OPTIMIZED with their detail, no orders and no event (1.0.0 emits SUCCESS only)', async () => {
     for (const status of ['INFEASIBLE', 'FAILURE', 'NOT_OPTIMIZED'] as const) {
       const { optimization, request } = await requested();

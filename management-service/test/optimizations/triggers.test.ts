@@ -112,6 +112,30 @@ describe('optimization triggers', function () {
     assert.deepEqual([Number(written.transactions), Number(written.requests)], [1, 2]);
   });
 
+  it("passes a policy's fx_cost_bps to the optimizer, absent when the policy has none; refuses 10,000 bps or more and changes nothing", async () => {
+    const policy = await world.created('/policies/', { name: 'Dollars', config: { model_portfolio: { US0378331005: 0.5 } } });
+    const portfolio = await world.portfolio({ policy_id: policy });
+    await patch(`/policies/${policy}`, { config: { cash_buffer: 0.01 } });
+    const [before] = await world.requestsOf(portfolio);
+    assert.equal(Object.hasOwn(before!, 'fx_cost_bps'), false);
+    await finish(portfolio);
+
+    const refused = await world.api('PATCH', `/policies/${policy}`, { config: { fx_cost_bps: 10_000 } });
+    assert.deepEqual(
+      [refused.status, refused.body.code, refused.body.errors[0].loc],
+      [422, 'validation_failed', ['body', 'config', 'fx_cost_bps']],
+      refused.text,
+    );
+    const unchanged = await world.api('GET', `/policies/${policy}`);
+    assert.deepEqual([unchanged.body.version, unchanged.body.config.fx_cost_bps], [2, undefined]);
+    assert.equal((await world.requestsOf(portfolio)).length, 1);
+
+    const changed = await patch(`/policies/${policy}`, { config: { fx_cost_bps: 35 } });
+    assert.equal(changed.config.fx_cost_bps, 35);
+    const requests = await world.requestsOf(portfolio);
+    assert.deepEqual([requests.length, requests.at(-1)!.reason, requests.at(-1)!.fx_cost_bps], [2, 'POLICY', 35]);
+  });
+
   describe('nightly batch', () => {
     const replicas: Knex[] = [];
     const replica = () => {
