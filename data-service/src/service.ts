@@ -28,7 +28,8 @@ import { optimizerScheduler } from './workers/optimizer-scheduler.ts';
 import { ensureReferenceData } from './sample/ensure-reference.ts';
 import { startOptimizerConsumer } from './optimizer/consumer.ts';
 import { instrumentFacts } from './optimizer/instruments.ts';
-import { noRates } from './optimizer/rates.ts';
+import { referenceRates } from './optimizer/reference-rates.ts';
+import { fxRates } from './fx/store.ts';
 import { TenantCache } from './tenant-data/cache.ts';
 import { postgresReadiness } from './tenant-data/readiness.ts';
 
@@ -89,9 +90,8 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       const consumer = {
         nats,
         scheduler,
-        // The rates of other currencies: the one place where the reference data's rates reader is
-        // given. Until then every other currency is refused by its pair, never taken at 1.
-        facts: instrumentFacts(duck, tenants, noRates),
+        // Other currencies at the reference data's rates; one missing or too old is refused by its pair, never taken at 1.
+        facts: instrumentFacts(duck, tenants, referenceRates(fxRates(duck).read, config.FX_MAX_AGE_DAYS)),
         logger,
         ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS,
         perTenant: config.OPTIMIZER_QUEUE_PER_TENANT,

@@ -19,10 +19,6 @@ export type RatesReader = (base: string, currencies: readonly string[], asOf: st
 /** The pair as a quote reads it: units of `base` per one unit of `currency`. */
 export const pair = (currency: string, base: string) => `${currency}/${base}`;
 
-/** A reader for a replica that keeps no rates: every other currency is refused, by its pair. */
-export const noRates: RatesReader = async (base, currencies) =>
-  new Map(currencies.map((currency) => [currency, { refusal: 'missing', detail: `no ${pair(currency, base)} exchange rate is kept` }]));
-
 /** The base value of one unit of `currency`, or the refusal's text naming the pair. */
 export function toBase(currency: string, base: string, fact: RateFact | undefined): Money | string {
   if (currency === base) return parseDecimal('1');

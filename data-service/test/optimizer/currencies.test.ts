@@ -5,7 +5,10 @@ import { conversions } from '../../src/optimizer/conversions.ts';
 import { withRates } from '../../src/optimizer/instruments.ts';
 import { prepare, type InstrumentFacts, type Problem } from '../../src/optimizer/problem.ts';
 import { buildProgram, resultOrders } from '../../src/optimizer/program.ts';
-import { noRates, type RateFact } from '../../src/optimizer/rates.ts';
+import type { RateFact } from '../../src/optimizer/rates.ts';
+import { referenceRates } from '../../src/optimizer/reference-rates.ts';
+import type { FxRates } from '../../src/fx/convert.ts';
+import { parseDecimal } from '@platform/shared';
 import { EQ1, FACTS, US1, optimizerRequest, storeFacts, withRate } from './fixtures.ts';
 
 // A EUR portfolio trading instruments priced in US dollars (docs/adr/0020-optimizer-model.md):
@@ -169,15 +172,36 @@ describe('optimizer with other currencies', () => {
       assert.deepEqual([buy(dollars)?.shares, buy(dollars)?.expected_fx_cost], [55, 90]);
     });
 
-    it('answers FAILURE naming the pair when the replica keeps no rates', async () => {
-      const request = optimizerRequest({ holdings: { $EUR: 10_000 }, model_portfolio: { [US1]: 1 } });
-      const facts = await withRates(storeFacts([US1, 200, 'EQUITY', 'USD']), request, noRates);
-      assert.deepEqual(optimizer(request, facts), {
-        status: 'FAILURE',
-        is_recommended: false,
-        orders: {},
-        detail: `no USD/EUR exchange rate is kept (needed for ${US1})`,
-      });
+    it('takes the reference data’s cross rate, and answers FAILURE naming the pair when its rate is missing or too old', async () => {
+      const request = optimizerRequest({ holdings: { $EUR: 10_000 }, model_portfolio: { [US1]: 1 }, requested_at: '2026-03-10T08:00:00Z' });
+      const store = storeFacts([US1, 200, 'EQUITY', 'USD']);
+      // 1 EUR = 1.25 USD on Friday 6 March: 1 USD = 0.8 EUR on Tuesday 10 March, 4 days later.
+      const usd: FxRates = new Map([['USD', [{ date: '2026-03-06', rate: parseDecimal('1.25') }]]]);
+      const priced = prepare(
+        request,
+        await withRates(
+          store,
+          request,
+          referenceRates(async () => usd, 5),
+        ),
+      );
+      assert.deepEqual(
+        priced.problem?.instruments.map((i) => [i.price, i.rate]),
+        [[160, '0.8']],
+      );
+      const none = await withRates(
+        store,
+        request,
+        referenceRates(async () => new Map(), 5),
+      );
+      assert.equal(optimizer(request, none).detail, `no EUR/USD rate on or before 2026-03-10 (for USD/EUR) (needed for ${US1})`);
+      const old = await withRates(
+        store,
+        request,
+        referenceRates(async () => usd, 3),
+      );
+      assert.equal(optimizer(request, old).detail, `EUR/USD rate of 2026-03-06 is older than 3 days on 2026-03-10 (for USD/EUR) (needed for ${US1})`);
+      assert.equal(optimizer(request, old).status, 'FAILURE');
     });
   });
 
