@@ -169,7 +169,7 @@ export function demoForeignPolicy(instruments: readonly PolicyInstrument[], curr
     bands[assetClass] = [Math.max(0, weight - BAND) / WHOLE, Math.min(WHOLE, weight + BAND) / WHOLE];
   }
   return {
-    level: `balanced-${foreign.toLowerCase()}`,
+    level: `balanced_${foreign.toLowerCase()}`,
     external_id: `sample-policy-balanced-${foreign.toLowerCase()}`,
     name: `Sample Balanced ${foreign}`,
     description:
