@@ -69,6 +69,20 @@ describe('execution of orders in another currency (docs/adr/0022-execution-and-w
     assert.deepEqual((await api('GET', `/portfolios/${id}`)).body.portfolio, { $EUR: 714.43, $USD: 0, [US]: 3, [ISIN_A]: 2 });
   });
 
+  it('books base-currency orders exactly as before: lines without currency fields, no FX transaction, the cash key of the base', async () => {
+    const id = await robo({ $EUR: 200 });
+    const optimization = await insertOptimization(platform.database.db, tenantId, id, { [ISIN_A]: order(3, 33.33, 0.1) });
+    await executeOptimization(platform.database.db, tenantId, id, optimization);
+    const [instruction] = await platform.database.db('broker_instructions').select('orders').where({ portfolio_id: id });
+    assert.deepEqual(instruction.orders, [{ isin: ISIN_A, shares: '3', price: '33.33', cost: '0.1' }]);
+    await settleOnce(platform.database.db, { broker: countingBroker().broker });
+    assert.deepEqual(
+      (await transactions(id)).map((t) => [t.type, t.currency, t.quantity, t.unit_price]),
+      [['ORDER', 'EUR', '3', '33.33']],
+    );
+    assert.deepEqual((await api('GET', `/portfolios/${id}`)).body.portfolio, { $EUR: 99.91, [ISIN_A]: 3 });
+  });
+
   it('refuses dollar orders the base cash cannot convert, with the amounts, and books nothing', async () => {
     const id = await robo({ $EUR: 100, $USD: 20 });
     const optimization = await insertOptimization(platform.database.db, tenantId, id, { [US]: dollarOrder } as never);
