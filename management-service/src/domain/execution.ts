@@ -85,6 +85,7 @@ export function cashMoves(
 
 /** The base-currency cash an execution moves when no other currency is held: −Σ shares × price − Σ costs of the filled ISINs, conversions and their costs. */
 export function cashDelta(lines: OrderLine[], fills: Fill[]): Money {
+  // Any key no other currency can have names the base currency's move: the callers' lines name only other currencies.
   const base = '';
   return cashMoves(base, lines, fills, () => ZERO).moves.get(base)!;
 }
