@@ -2989,10 +2989,21 @@ export interface components {
             results: (components["schemas"]["InstrumentGroup"] | components["schemas"]["Selection"])[];
         };
         /**
-         * @description CASH: deposit (positive) or withdrawal (negative) of cash; ORDER: buy (positive quantity) or sell (negative) of an instrument; FEE, DIVIDEND, INTEREST, TAX: cash bookings of those kinds.
+         * @description CASH: deposit (positive) or withdrawal (negative) of cash; ORDER: buy (positive quantity) or sell (negative) of an instrument; FEE, DIVIDEND, INTEREST, TAX: cash bookings of those kinds; FX: a conversion between the base currency and another currency, the quantity bought (positive) or sold (negative) of `currency` at `unit_price`, the base-currency value of one unit.
          * @enum {string}
          */
-        TransactionType: "CASH" | "ORDER" | "FEE" | "DIVIDEND" | "INTEREST" | "TAX";
+        TransactionType: "CASH" | "ORDER" | "FEE" | "DIVIDEND" | "INTEREST" | "TAX" | "FX";
+        /** @description A conversion between the base currency and another currency (docs/adr/0022-execution-and-withdrawals.md): `from_amount` of `from_currency` paid for `to_amount` of `to_currency`, `rate` the base-currency value of one unit of the other currency, the base amount and the cost rounded to cents, half to even. Amounts are positive. */
+        Conversion: {
+            from_currency: string;
+            from_amount: components["schemas"]["DecimalString"];
+            to_currency: string;
+            to_amount: components["schemas"]["DecimalString"];
+            rate: components["schemas"]["DecimalString"];
+            /** @description The cost of the conversion, paid from the base currency's cash (the policy's `fx_cost_bps` of the base amount). */
+            cost: components["schemas"]["DecimalString"];
+            cost_currency: string;
+        };
         /**
          * @description Lifecycle state of the transaction. Deposits booked by the service are SETTLED (PENDING while a service-integrated broker moves the cash).
          * @enum {string}
@@ -3098,7 +3109,7 @@ export interface components {
             currency: string;
             /** @description ISIN, or `$` + currency for cash. */
             instrument_id: string;
-            /** @description Price per share of an ORDER; null for cash transactions. */
+            /** @description Price per share of an ORDER, the rate of an FX (base-currency value of one unit); null for cash transactions. */
             unit_price: components["schemas"]["DecimalString"] | null;
             /**
              * Format: date-time
@@ -3107,6 +3118,8 @@ export interface components {
             datetime: string;
             /** @description Optimization whose order this transaction executes; null otherwise. */
             optimization_id: string | null;
+            /** @description An FX transaction booked by the service's execution of an optimization: what was converted, both sides, at which rate and cost. Absent from other transactions. */
+            conversion?: components["schemas"]["Conversion"];
         };
         /**
          * @description Page of transactions of one portfolio.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { demoPolicies, policyPatch, unpricedIsins, type DemoPolicy, type PolicyInstrument } from '../src/sample/demo-policies.ts';
+import { demoForeignPolicy, demoPolicies, policyPatch, unpricedIsins, type DemoPolicy, type PolicyInstrument } from '../src/sample/demo-policies.ts';
 import { generateSample } from '../src/sample/generate.ts';
 import { applySchema } from '../src/store/schema.ts';
 
@@ -192,5 +192,24 @@ describe('demo policies (the choice of ETFs and weights)', function () {
     assert.deepEqual(unpricedIsins(stored.config, [...instruments, etf(9, { isin: 'XS0000000009', currency: 'USD' })]), ['XS0000000009']);
     const { level: _level, ...body } = wanted;
     assert.deepEqual(merge(stored, policyPatch(stored, wanted)), body);
+  });
+
+  it('adds a balanced policy whose equity is in dollar ETFs and bonds in EUR, converting at 10 bps, and none without both', () => {
+    const usd = (n: number, over: Partial<PolicyInstrument> = {}) => etf(n, { currency: 'USD', ...over });
+    const instruments = [etf(1), usd(2, { ter: 0.003 }), usd(3, { ter: 0.001 }), usd(4, { region: 'EUROPE' }), bond(5), bond(6, { currency: 'USD' })];
+    const policy = demoForeignPolicy(instruments)!;
+    assert.deepEqual(
+      [policy.level, policy.external_id, policy.name, policy.config.fx_cost_bps],
+      ['balanced_usd', 'sample-policy-balanced-usd', 'Sample Balanced USD', 10],
+    );
+    // The balanced level's 59 % equity, split 55/25 between the cheapest dollar ETF of each sleeve; 39 % in the EUR bond.
+    assert.deepEqual(policy.config.model_portfolio, { [usd(3).isin]: 0.4056, [usd(4).isin]: 0.1844, [bond(5).isin]: 0.39 });
+    assert.deepEqual(policy.config.asset_class_bands, demoPolicies(instruments.filter((i) => i.currency === 'EUR')).policies[2]!.config.asset_class_bands);
+    assert.deepEqual(unpricedIsins(policy.config, instruments, ['EUR', 'USD']), []);
+    assert.deepEqual(unpricedIsins(policy.config, instruments), [usd(3).isin, usd(4).isin], 'in EUR alone the dollar ETFs are unpriced');
+    assert.equal(demoForeignPolicy([etf(1), bond(5)]), undefined);
+    assert.equal(demoForeignPolicy([usd(2), bond(6, { currency: 'USD' })]), undefined);
+    // The EUR policies stay as they were: a dollar ETF is no candidate for them.
+    assert.deepEqual(demoPolicies(instruments).policies[2]!.config.model_portfolio, { [etf(1).isin]: 0.59, [bond(5).isin]: 0.39 });
   });
 });

@@ -26,6 +26,8 @@ type Credentials = {
   mqtt_url: string;
 };
 const LEVELS = ['defensive', 'conservative', 'balanced', 'growth', 'aggressive'];
+/** The demo's policy whose equity is in dollar ETFs, beside the five in EUR. */
+const DOLLAR_LEVEL = 'balanced_usd';
 
 /** Runs `npm start`'s script (or, with `npm`, `npm start`) with its own data folder and ports; resolves once it prints ready. */
 function start(dataDir: string, ports: Record<string, number>, options: { npm?: boolean } = {}): Promise<RunningSupervisor> {
@@ -143,6 +145,19 @@ describe('npm start', function () {
         assert.ok(lo! * 10_000 <= bps && bps <= hi! * 10_000, `${policy.name}: ${assetClass} ${bps} bps within [${lo}, ${hi}]`);
       }
     }
+    // The policy in dollars: its equity ETFs priced in USD, its bonds in EUR, converting at 10 bps.
+    const dollar = await management.GET('/policies/{policy_id}', { params: { path: { policy_id: credentials.policies[DOLLAR_LEVEL]! } } });
+    assert.equal(dollar.response.status, 200);
+    assert.deepEqual([dollar.data!.external_id, dollar.data!.name, dollar.data!.config.fx_cost_bps], ['sample-policy-balanced-usd', 'Sample Balanced USD', 10]);
+    const dollarIsins = Object.keys(dollar.data!.config.model_portfolio);
+    const dollarReference = await data.POST('/data/reference/query/', {
+      body: { instrument_ids: dollarIsins, fields: ['ASSET_CLASS', 'CURRENCY'], fields_extra: [] },
+    });
+    const dollarFields = (dollarReference.data as { data: Record<string, Record<string, string | null>> }).data;
+    assert.deepEqual([...new Set(dollarIsins.map((isin) => `${dollarFields[isin]!.asset_class} ${dollarFields[isin]!.currency}`))].sort(), [
+      'EQUITY USD',
+      'FIXED_INCOME EUR',
+    ]);
     const all = await management.GET('/policies/', { params: { query: { limit: 100 } } });
     return Object.fromEntries(all.data!.results.map((p) => [p.id, (p as { version: number }).version]));
   };
@@ -197,7 +212,7 @@ describe('npm start', function () {
     assert.equal(credentials.nats_url, natsAddress, 'the NATS server of this start, without a login in the URL');
     await (await connectNats(natsAddress, 'demo-subscriber', { user: credentials.bus_username, pass: credentials.bus_password, reconnect: false })).close();
     await assert.rejects(connectNats(natsAddress, 'anonymous', { reconnect: false }), /Authorization Violation/i);
-    assert.deepEqual(Object.keys(credentials.policies), LEVELS);
+    assert.deepEqual(Object.keys(credentials.policies), [...LEVELS, DOLLAR_LEVEL]);
     const login = await managementClient(credentials.management_url).POST('/auth/login/', {
       body: { access_key_id: credentials.access_key_id, secret_access_key: credentials.secret_access_key },
     });
@@ -215,7 +230,11 @@ describe('npm start', function () {
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), credentials.management_url);
     const policyVersions = await assertSamplePolicies(credentials, login.data!.access_token);
-    assert.deepEqual(policyVersions, Object.fromEntries(LEVELS.map((level) => [credentials.policies[level], 1])), 'the tenant has the five policies');
+    assert.deepEqual(
+      policyVersions,
+      Object.fromEntries([...LEVELS, DOLLAR_LEVEL].map((level) => [credentials.policies[level], 1])),
+      'the tenant has the six policies',
+    );
     // The default questionnaire and the risk profiles that band its score onto the sample policies (docs/default-questionnaire.md).
     const machine = managementClient(credentials.management_url, login.data!.access_token);
     const questionnaires = await machine.GET('/suitability-profiler/questionnaires/', { params: { query: { query: "external_id eq 'default-suitability'" } } });

@@ -19,6 +19,7 @@ import { markerProblems, missingExpects, shellBlocksOf, whereIs, type ShellBlock
 const PAGES: { page: string; again: boolean }[] = [
   { page: 'README.md', again: true },
   { page: 'docs/getting-started.md', again: true },
+  { page: 'docs/robo-advice.md', again: true },
   { page: 'docs/suitability.md', again: true },
   { page: 'docs/funding.md', again: true },
   { page: 'docs/data-interface.md', again: true },

@@ -1,7 +1,7 @@
 // `npm start`'s sample policies for the demo tenant, made through the two interfaces as a client
 // would: the instruments come from the data service's reference data, the policies are created
 // (once, found again by their external_id) by the management service's own request path.
-import { demoPolicies, policyPatch, unpricedIsins, type PolicyInstrument } from '@platform/data-service/sample/demo-policies';
+import { demoForeignPolicy, demoPolicies, policyPatch, unpricedIsins, type PolicyInstrument } from '@platform/data-service/sample/demo-policies';
 
 export type DemoAccess = { tenant_id: string; management_url: string; data_url: string; access_key_id: string; secret_access_key: string; api_key: string };
 
@@ -29,7 +29,7 @@ async function machineAuth(access: DemoAccess): Promise<{ authorization: string 
 
 /**
  * Creates the demo tenant's sample policies that are missing, and brings one whose model names an
- * instrument the reference data no longer prices in EUR up to date; the ids by level (a policy
+ * instrument the reference data no longer prices in its currencies up to date; the ids by level (a policy
  * someone deleted stays deleted and is left out). None when the reference data lacks the ETFs.
  */
 export async function ensureDemoPolicies(access: DemoAccess, log: (line: string) => void): Promise<Record<string, string>> {
@@ -45,6 +45,10 @@ export async function ensureDemoPolicies(access: DemoAccess, log: (line: string)
     log(`no sample policies: the reference data has no ETF of ${missing.join(', ')} priced in EUR`);
     return {};
   }
+  // The policy in dollars shows execution across currencies; without dollar equity ETFs the others still go.
+  const foreign = demoForeignPolicy(instruments);
+  if (foreign) policies.push(foreign);
+  else log('no sample policy in USD: the reference data has no equity ETF priced in USD');
 
   const json = { 'content-type': 'application/json' };
   const auth = await machineAuth(access);
@@ -68,7 +72,8 @@ export async function ensureDemoPolicies(access: DemoAccess, log: (line: string)
       log(`sample policy ${policy.name} (${stored.id}) is deleted; it stays so`);
       continue;
     }
-    const stale = unpricedIsins(stored.config, instruments);
+    const currencies = policy.config.fx_cost_bps === undefined ? ['EUR'] : ['EUR', 'USD'];
+    const stale = unpricedIsins(stored.config, instruments, currencies);
     if (stale.length > 0) {
       await ok(`updating ${policy.name}`, `${m}/policies/${stored.id}`, {
         method: 'PATCH',
@@ -76,7 +81,7 @@ export async function ensureDemoPolicies(access: DemoAccess, log: (line: string)
         body: JSON.stringify(policyPatch(stored, policy)),
       });
       log(
-        `sample policy ${policy.name} (${stored.id}) named instruments the reference data does not price in EUR (${stale.join(', ')}); it holds the current choice now`,
+        `sample policy ${policy.name} (${stored.id}) named instruments the reference data does not price in ${currencies.join(' or ')} (${stale.join(', ')}); it holds the current choice now`,
       );
     }
     ids[level] = stored.id;

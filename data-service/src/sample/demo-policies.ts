@@ -21,6 +21,7 @@ export type PolicyConfig = {
   rebalancing_threshold: number;
   fractional_shares: boolean;
   transaction_cost_bps: number;
+  fx_cost_bps?: number;
   asset_class_bands: Record<string, [number, number]>;
   model_portfolio: Record<string, number>;
 };
@@ -139,13 +140,64 @@ export function demoPolicies(instruments: readonly PolicyInstrument[], currency 
   return { policies, missing: [] };
 }
 
-/** The model's ISINs that are not an instrument of `instruments` priced in `currency`: a policy naming any is out of date. */
+/** What the policy in dollars pays to convert: 10 bps of the amount converted, a retail broker's order of magnitude. */
+const FX_COST_BPS = 10;
+
+/**
+ * The demo policy whose equity is held in ETFs priced in `foreign` (dollars) for portfolios in
+ * `currency`, its bonds in `currency`: the balanced level's weights and bands, the policy's
+ * fx_cost_bps charged on what its orders convert. Undefined when the reference data lacks an equity
+ * ETF priced in `foreign` or a bond ETF priced in `currency`.
+ */
+export function demoForeignPolicy(instruments: readonly PolicyInstrument[], currency = DEMO_CURRENCY, foreign = 'USD'): DemoPolicy | undefined {
+  const priced = (k: string) => instruments.filter((i) => i.instrument_type === 'ETF' && i.currency === k && typeof i.price === 'number' && i.price > 0);
+  const holdings = { EQUITY: classHoldings('EQUITY', priced(foreign)), FIXED_INCOME: classHoldings('FIXED_INCOME', priced(currency)) };
+  if (holdings.EQUITY.length === 0 || holdings.FIXED_INCOME.length === 0) return undefined;
+  const equity = LEVELS[2].equity;
+  const classWeights = { EQUITY: equity, FIXED_INCOME: WHOLE - CASH_BUFFER - equity };
+  const model: Record<string, number> = {};
+  const bands: Record<string, [number, number]> = {};
+  for (const [assetClass, weight] of Object.entries(classWeights) as [keyof typeof holdings, number][]) {
+    const list = holdings[assetClass];
+    const parts = apportion(
+      weight,
+      list.map((h) => h.share),
+    );
+    list.forEach((h, k) => {
+      if (parts[k]! > 0) model[h.isin] = parts[k]! / WHOLE;
+    });
+    bands[assetClass] = [Math.max(0, weight - BAND) / WHOLE, Math.min(WHOLE, weight + BAND) / WHOLE];
+  }
+  return {
+    level: `balanced_${foreign.toLowerCase()}`,
+    external_id: `sample-policy-balanced-${foreign.toLowerCase()}`,
+    name: `Sample Balanced ${foreign}`,
+    description:
+      `Demo policy of the sample universe: ${percent(classWeights.EQUITY)} equity ETFs priced in ${foreign} and ${percent(classWeights.FIXED_INCOME)} ` +
+      `bond ETFs priced in ${currency}, ${percent(CASH_BUFFER)} cash; converting costs ${FX_COST_BPS} bps.`,
+    config: {
+      minimum_funding_amount: '1000',
+      cash_buffer: CASH_BUFFER / WHOLE,
+      rebalancing_threshold: 0.05,
+      fractional_shares: false,
+      transaction_cost_bps: 10,
+      fx_cost_bps: FX_COST_BPS,
+      asset_class_bands: bands,
+      model_portfolio: model,
+    },
+  };
+}
+
+/** The model's ISINs that are not an instrument of `instruments` priced in one of `currencies`: a policy naming any is out of date. */
 export function unpricedIsins(
   config: { model_portfolio?: Record<string, unknown> },
   instruments: readonly PolicyInstrument[],
-  currency = DEMO_CURRENCY,
+  currencies: string | readonly string[] = DEMO_CURRENCY,
 ): string[] {
-  const priced = new Set(instruments.filter((i) => i.currency === currency && typeof i.price === 'number' && i.price > 0).map((i) => i.isin));
+  const accepted = new Set(typeof currencies === 'string' ? [currencies] : currencies);
+  const priced = new Set(
+    instruments.filter((i) => i.currency !== null && accepted.has(i.currency) && typeof i.price === 'number' && i.price > 0).map((i) => i.isin),
+  );
   return Object.keys(config.model_portfolio ?? {}).filter((isin) => !priced.has(isin));
 }
 

@@ -20,20 +20,23 @@ export type CashMove = {
 
 export type CashMoveResult = { status: 'SETTLED'; reference: string } | { status: 'REJECTED'; reason: string };
 
-/** One order: decimal strings; `shares` negative for a sell; `price` the limit the optimizer expected. */
-export type BrokerOrder = { isin: string; shares: string; price: string };
+/**
+ * One order: decimal strings; `shares` negative for a sell; `price` the limit the optimizer expected, per share in
+ * `currency`, the instrument's (another than the account's base currency for an instrument quoted elsewhere).
+ */
+export type BrokerOrder = { isin: string; shares: string; price: string; currency: string };
 
 export type OrderRequest = {
   id: string;
   tenantId: string;
   portfolioId: string;
-  /** The currency of the prices and of the cash that pays for them (the portfolio's base currency). */
+  /** The portfolio's base currency: the account's, which pays the transaction costs and buys other currencies. */
   currency: string;
   orders: BrokerOrder[];
 };
 
-/** What was executed for one ISIN: `shares` signed like the order's, at `price` per share. */
-export type BrokerFill = { isin: string; shares: string; price: string; reference: string };
+/** What was executed for one ISIN: `shares` signed like the order's, at `price` per share in `currency`, the instrument's. */
+export type BrokerFill = { isin: string; shares: string; price: string; currency: string; reference: string };
 
 /** FILLED: the orders as executed, one fill per ordered ISIN; REJECTED: nothing was executed. */
 export type OrdersResult = { status: 'FILLED'; fills: BrokerFill[] } | { status: 'REJECTED'; reason: string };

@@ -17,7 +17,7 @@ export type SimulatedBrokerOptions = {
 export class SimulatedBrokerFailure extends Error {}
 
 /**
- * The built-in broker: it fills every order at the given price and settles every cash move, unless told to refuse or
+ * The built-in broker: it fills every order at the given price, in the order's currency, and settles every cash move, unless told to refuse or
  * fail a share of them. It executes each instruction id once: a repeated id answers the first result (the failure
  * after execution loses only the answer, as a network would).
  */
@@ -51,7 +51,13 @@ export function simulatedBroker(options: SimulatedBrokerOptions = {}): Broker {
           ? { status: 'REJECTED', reason: 'simulated refusal of the orders' }
           : {
               status: 'FILLED',
-              fills: request.orders.map((o) => ({ isin: o.isin, shares: o.shares, price: o.price, reference: `SIM-${request.id}-${o.isin}` })),
+              fills: request.orders.map((o) => ({
+                isin: o.isin,
+                shares: o.shares,
+                price: o.price,
+                currency: o.currency,
+                reference: `SIM-${request.id}-${o.isin}`,
+              })),
             },
       ),
   };

@@ -1,6 +1,7 @@
 import { fromNumber, parseDecimal, sum, toText, type Money } from '@platform/shared';
 import { StateConflict } from './errors.ts';
-import { cashDelta, type OrderLine } from './execution.ts';
+import { conversionsOf } from './conversions.ts';
+import { cashDelta, filledAsOrdered, type OrderLine } from './execution.ts';
 import { DIVEST_EVERYTHING, cashOf } from './funding.ts';
 import type { Doc } from './merge.ts';
 
@@ -15,14 +16,24 @@ export type OpenInstruction = { kind: 'DEPOSIT' | 'ORDERS' | 'WITHDRAWAL'; amoun
 
 const ZERO = parseDecimal('0');
 
-/** What orders take from the cash when they all fill: the buys and every cost, less the sells; never below 0. */
+/**
+ * What orders take from the cash of the base currency when they all fill: the buys and every cost, less the sells;
+ * never below 0. Orders of another currency count as if none of its cash were held: their buys converted in full, with
+ * the conversion's cost. That is the most they can take (cash held in the currency only lowers what is converted), so
+ * the hold still covers them when that cash is spent meanwhile.
+ */
 export function ordersNeed(lines: OrderLine[]): Money {
-  const need = cashDelta(
-    lines,
-    lines.map(({ isin, shares, price }) => ({ isin, shares, price, reference: '' })),
-  ).negated();
+  const need = cashDelta(lines, filledAsOrdered(lines, '')).negated();
   return need.isNegative() ? ZERO : need;
 }
+
+/** What orders would convert into other currencies, valued in the base currency with the cost, none of their cash held. */
+const toConvert = (lines: OrderLine[]): Money =>
+  sum(
+    conversionsOf(lines, filledAsOrdered(lines, ''), () => ZERO)
+      .filter((c) => c.amount.isPositive())
+      .map((c) => c.baseAmount.plus(c.cost)),
+  );
 
 /**
  * The cash the open instructions hold: a payout its amount from when it is queued (the cash was checked then), orders
@@ -84,5 +95,7 @@ export function ordersNotCovered(doc: Doc, lines: OrderLine[], heldByOthers: Mon
   const available = availableCash(doc, heldByOthers);
   if (need.isZero() || available.gte(need)) return undefined;
   const currency = String(doc.base_currency);
-  return `the orders need ${toText(need)} ${currency} and ${toText(available.isNegative() ? ZERO : available)} ${currency} of the cash is available`;
+  const converted = toConvert(lines);
+  const conversion = converted.isZero() ? '' : ` (${toText(converted)} ${currency} of it converted into other currencies, with the cost)`;
+  return `the orders need ${toText(need)} ${currency}${conversion} and ${toText(available.isNegative() ? ZERO : available)} ${currency} of the cash is available`;
 }

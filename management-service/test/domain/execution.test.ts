@@ -22,7 +22,8 @@ const portfolio = (over: Doc = {}, settings: Doc = {}): Doc => ({
 const userManaged = (over: Doc = {}): Doc => portfolio({ config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: {} }, ...over });
 const line = (isin: string, shares: string, price: string, cost = '0'): OrderLine => ({ isin, shares, price, cost });
 /** The broker filled every order as placed. */
-const filledAsOrdered = (lines: OrderLine[]): Fill[] => lines.map((l) => ({ isin: l.isin, shares: l.shares, price: l.price, reference: `R-${l.isin}` }));
+const filledAsOrdered = (lines: OrderLine[]): Fill[] =>
+  lines.map((l) => ({ isin: l.isin, shares: l.shares, price: l.price, currency: 'EUR', reference: `R-${l.isin}` }));
 const none = { withdrawal: false, execution: false };
 
 describe('execution rules (docs/adr/0022-execution-and-withdrawals.md)', () => {
@@ -70,14 +71,14 @@ describe('execution rules (docs/adr/0022-execution-and-withdrawals.md)', () => {
 
   it('checks fills against the orders: partial fills pass, strangers, repeats, wrong signs, excess and negative prices throw', () => {
     const lines = [line(A, '10', '5'), line(B, '-4', '3')];
-    const fill = (isin: string, shares: string, price = '5'): Fill => ({ isin, shares, price, reference: 'R' });
-    assert.deepEqual(checkFills(lines, [fill(A, '7'), fill(B, '0', '3')]), [fill(A, '7')]);
-    assert.throws(() => checkFills(lines, [fill(C, '1')]), /not ordered/);
-    assert.throws(() => checkFills(lines, [fill(A, '1'), fill(A, '1')]), /twice/);
-    assert.throws(() => checkFills(lines, [fill(B, '4', '3')]), /were ordered/);
-    assert.throws(() => checkFills(lines, [fill(A, '11')]), /were ordered/);
-    assert.throws(() => checkFills(lines, [fill(A, '1', '-5')]), /negative price/);
-    assert.throws(() => checkFills(lines, [fill(A, '1e2')]), /not a decimal/);
+    const fill = (isin: string, shares: string, price = '5', currency = 'EUR'): Fill => ({ isin, shares, price, currency, reference: 'R' });
+    assert.deepEqual(checkFills(lines, [fill(A, '7'), fill(B, '0', '3')], 'EUR'), [fill(A, '7')]);
+    assert.throws(() => checkFills(lines, [fill(C, '1')], 'EUR'), /not ordered/);
+    assert.throws(() => checkFills(lines, [fill(A, '1'), fill(A, '1')], 'EUR'), /twice/);
+    assert.throws(() => checkFills(lines, [fill(B, '4', '3')], 'EUR'), /were ordered/);
+    assert.throws(() => checkFills(lines, [fill(A, '11')], 'EUR'), /were ordered/);
+    assert.throws(() => checkFills(lines, [fill(A, '1', '-5')], 'EUR'), /negative price/);
+    assert.throws(() => checkFills(lines, [fill(A, '1e2')], 'EUR'), /not a decimal/);
   });
 });
 

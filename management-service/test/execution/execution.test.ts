@@ -87,9 +87,9 @@ describe('execution of optimizations through the broker (docs/adr/0022-execution
           id,
           'EUR',
           [
-            { isin: ISIN_B, shares: '-5', price: '7' },
-            { isin: ISIN_A, shares: '3', price: '33.33' },
-            { isin: ISIN_C, shares: '0.5', price: '100' },
+            { isin: ISIN_B, shares: '-5', price: '7', currency: 'EUR' },
+            { isin: ISIN_A, shares: '3', price: '33.33', currency: 'EUR' },
+            { isin: ISIN_C, shares: '0.5', price: '100', currency: 'EUR' },
           ],
         ],
       ],

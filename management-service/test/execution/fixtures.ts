@@ -220,7 +220,13 @@ export function steeredBroker() {
           ? { status: 'REJECTED', reason: 'refused by the steered broker' }
           : {
               status: 'FILLED',
-              fills: request.orders.map((o) => ({ isin: o.isin, shares: o.shares, price: o.price, reference: `ST-${request.id}-${o.isin}` })),
+              fills: request.orders.map((o) => ({
+                isin: o.isin,
+                shares: o.shares,
+                price: o.price,
+                currency: o.currency,
+                reference: `ST-${request.id}-${o.isin}`,
+              })),
             },
       ),
   };

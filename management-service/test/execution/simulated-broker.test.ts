@@ -9,20 +9,22 @@ const request = (id: string): OrderRequest => ({
   portfolioId: 'P',
   currency: 'EUR',
   orders: [
-    { isin: 'IE00B4L5Y983', shares: '3', price: '33.33' },
-    { isin: 'IE00B3F81409', shares: '-1.5', price: '10' },
+    { isin: 'IE00B4L5Y983', shares: '3', price: '33.33', currency: 'EUR' },
+    { isin: 'IE00B3F81409', shares: '-1.5', price: '10', currency: 'EUR' },
+    { isin: 'US4642872000', shares: '2', price: '512.25', currency: 'USD' },
   ],
 });
 
 describe('the simulated broker (docs/adr/0022-execution-and-withdrawals.md)', () => {
-  it('fills every order at the given price, settles cash moves both ways, and answers a repeated id the same', async () => {
+  it('fills every order at the given price in its currency, settles cash moves both ways, and answers a repeated id the same', async () => {
     const broker = simulatedBroker();
     const first = await broker.placeOrders(request('B1'));
     assert.deepEqual(first, {
       status: 'FILLED',
       fills: [
-        { isin: 'IE00B4L5Y983', shares: '3', price: '33.33', reference: 'SIM-B1-IE00B4L5Y983' },
-        { isin: 'IE00B3F81409', shares: '-1.5', price: '10', reference: 'SIM-B1-IE00B3F81409' },
+        { isin: 'IE00B4L5Y983', shares: '3', price: '33.33', currency: 'EUR', reference: 'SIM-B1-IE00B4L5Y983' },
+        { isin: 'IE00B3F81409', shares: '-1.5', price: '10', currency: 'EUR', reference: 'SIM-B1-IE00B3F81409' },
+        { isin: 'US4642872000', shares: '2', price: '512.25', currency: 'USD', reference: 'SIM-B1-US4642872000' },
       ],
     });
     assert.deepEqual(await broker.placeOrders(request('B1')), first);
