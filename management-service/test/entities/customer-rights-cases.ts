@@ -176,6 +176,7 @@ export const entityTypes: EntityType[] = [
       { field: 'config.rebalancing_threshold', value: 0.1, owner: 'none' },
       { field: 'config.fractional_shares', value: true, owner: 'none' },
       { field: 'config.transaction_cost_bps', value: 7, owner: 'none' },
+      { field: 'config.fx_cost_bps', value: 12, owner: 'none' },
       { field: 'config.asset_class_bands', value: { EQUITY: [0.4, 0.6] }, owner: 'none' },
       { field: 'config.model_portfolio', value: { IE00B4L5Y983: 0.5 }, owner: 'none' },
     ],
