@@ -18,7 +18,7 @@ const CENTS = 2;
 const BPS = parseDecimal('10000');
 
 /** Cents, half to even: what a bank books; an exact product of a rate would not fit a holding's JSON number. */
-export const toCents = (value: Money): Money => value.toDecimalPlaces(CENTS); // Money rounds half to even;
+export const toCents = (value: Money): Money => value.toDecimalPlaces(CENTS); // Money rounds half to even
 
 /** A line's currency: its own for an instrument in another currency, undefined for the base currency. */
 export const foreignCurrency = (line: OrderLine): string | undefined => line.currency;
