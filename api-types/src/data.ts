@@ -959,12 +959,12 @@ export interface components {
              */
             end_date: string;
             /** @description ISO 4217 currency of the answer. In historical mode each mapped instrument's closes are converted to it day by day (close × the cross rate of that day, the latest rate on or before it, at most `FX_MAX_AGE_DAYS` old) before returns, volatilities and correlations are estimated; an instrument already in it is used as it is. Omitted: nothing is converted (each instrument in its own currency, the amounts as given). */
-            currency?: components["schemas"]["CurrencyCode"];
+            currency?: string;
             /**
              * @description ISO 4217 currency `start_amount` and `recurring_deposit_amount` are given in (default: `currency`; needs `currency`). They are converted to `currency` at the cross rate of start_date (the latest rate on or before it, at most `FX_MAX_AGE_DAYS` old); when start_date is after today, at the latest rate known today. A currency without rates is a 422 `unknown_field` at this field; a missing or stale rate, a 422 `unknown_field` at this field naming the pair.
              * @example USD
              */
-            amount_currency?: components["schemas"]["CurrencyCode"];
+            amount_currency?: string;
             /**
              * @description Amount put in at start_date, in `amount_currency`.
              * @default 0

@@ -4,6 +4,7 @@ import type { FxCurrencies, FxReader } from '../../fx/store.ts';
 import { futurePerformanceAnswer } from '../../simulation/answer.ts';
 import { amountRateDate, amountsInCurrency, checkKnownCurrency, closesInCurrency } from '../../simulation/currency.ts';
 import { formatDay } from '../../simulation/dates.ts';
+import { buildGrid } from '../../simulation/grid.ts';
 import type { SimulationInput } from '../../simulation/engine.ts';
 import { estimateFromHistory, MIN_CLOSES, type CommonCloses } from '../../simulation/history.ts';
 import { randomSeed } from '../../simulation/random.ts';
@@ -35,7 +36,7 @@ export function performanceHandlers(
       const plan = planSimulation(request, limits, randomSeed);
       const currency = request.currency;
       const amountCurrency = request.amount_currency ?? currency;
-      let base = plan.base;
+      let { base, grid } = plan;
       if (currency !== undefined && amountCurrency !== undefined && amountCurrency !== currency) {
         const known = await fx.currencies();
         checkKnownCurrency(currency, known, 'currency');
@@ -43,6 +44,8 @@ export function performanceHandlers(
         const asOf = amountRateDate(request.start_date, now().toISOString().slice(0, 10));
         const rates = await fx.read([amountCurrency, currency], { from: asOf, to: asOf });
         base = { ...base, ...amountsInCurrency(base, amountCurrency, currency, asOf, rates, fxMaxAgeDays) };
+        // The grid carries the deposits: the same dates, the converted amounts.
+        grid = buildGrid(base);
       }
       let input: SimulationInput;
       if (plan.source.kind === 'expected') {
@@ -54,7 +57,7 @@ export function performanceHandlers(
         const { parameters, correlation } = estimateFromHistory(plan.classes, isins, history);
         input = { ...base, shortTerm: parameters, longTerm: parameters, cutOffYears: 0, correlation };
       }
-      return { status: 200, body: futurePerformanceAnswer(await scheduler.run(principal.tenantId, input, plan.grid, signal), base.quantiles) };
+      return { status: 200, body: futurePerformanceAnswer(await scheduler.run(principal.tenantId, input, grid, signal), base.quantiles) };
     },
   };
 
