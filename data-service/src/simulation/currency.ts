@@ -4,7 +4,9 @@
 import { fromNumber } from '@platform/shared';
 import { UnknownValue, type Loc } from '../domain/errors.ts';
 import { crossRate, FX_BASE, FxRateUnavailable, type FxRates } from '../fx/convert.ts';
-import { formatDay, parseDay } from './dates.ts';
+import { formatDay } from './dates.ts';
+
+const MS_PER_DAY = 86_400_000;
 import type { CommonCloses } from './history.ts';
 
 /**
@@ -26,37 +28,57 @@ export function closesInCurrency(
   locs: readonly Loc[],
 ): CommonCloses {
   const { days } = history;
+  const legs = new Map<string, Leg>();
+  const leg = (currency: string) => legs.get(currency) ?? legs.set(currency, legOf(rates, currency)).get(currency)!;
+  // One factor series per currency, shared by the instruments priced in it.
+  const factors = new Map<string, Float64Array>();
+  const factorsOf = (from: string, loc: Loc): Float64Array => {
+    const known = factors.get(from);
+    if (known) return known;
+    const base = walk(leg(from), maxAgeDays);
+    const quote = walk(leg(to), maxAgeDays);
+    const out = new Float64Array(days.length);
+    for (let k = 0; k < days.length; k++) {
+      const day = days[k]!;
+      const b = base(day);
+      const q = quote(day);
+      if (Number.isNaN(b) || Number.isNaN(q)) unavailable(rates, from, to, day, maxAgeDays, loc);
+      out[k] = q / b;
+    }
+    factors.set(from, out);
+    return out;
+  };
   const closes = history.closes.map((series, i) => {
     const from = currencies[i]!;
     if (from === to) return series;
-    const base = legWalker(rates, from);
-    const quote = legWalker(rates, to);
+    const factor = factorsOf(from, locs[i]!);
     const out = new Float64Array(series.length);
-    for (let k = 0; k < days.length; k++) {
-      const day = days[k]!;
-      const b = base(day, maxAgeDays);
-      const q = quote(day, maxAgeDays);
-      if (Number.isNaN(b) || Number.isNaN(q)) unavailable(rates, from, to, day, maxAgeDays, locs[i]!);
-      out[k] = series[k]! * (q / b);
-    }
+    for (let k = 0; k < series.length; k++) out[k] = series[k]! * factor[k]!;
     return out;
   });
   return { days, closes, available: history.available };
 }
 
-/**
- * Rate of `currency` per 1 EUR on ascending days, as a float (the closes are floats): NaN when no
- * rate is on or before the day or the latest one is older than `maxAgeDays`.
- */
-function legWalker(rates: FxRates, currency: string): (day: number, maxAgeDays: number) => number {
-  if (currency === FX_BASE) return () => 1;
+/** A currency's rates per 1 EUR as day numbers and floats (the closes are floats), sorted by day. */
+type Leg = { days: Int32Array; rates: Float64Array } | 'EUR';
+
+function legOf(rates: FxRates, currency: string): Leg {
+  if (currency === FX_BASE) return 'EUR';
   const series = rates.get(currency) ?? [];
-  const legDays = Int32Array.from(series, (r) => parseDay(r.date)!);
-  const legRates = Float64Array.from(series, (r) => r.rate.toNumber());
+  // The dates come from the reference file, well formed: Date.parse is enough.
+  return { days: Int32Array.from(series, (r) => Date.parse(r.date) / MS_PER_DAY), rates: Float64Array.from(series, (r) => r.rate.toNumber()) };
+}
+
+/**
+ * The leg's rate on ascending days: NaN when no rate is on or before the day or the latest one is
+ * older than `maxAgeDays`.
+ */
+function walk(leg: Leg, maxAgeDays: number): (day: number) => number {
+  if (leg === 'EUR') return () => 1;
   let j = -1;
-  return (day, maxAgeDays) => {
-    while (j + 1 < legDays.length && legDays[j + 1]! <= day) j++;
-    return j < 0 || day - legDays[j]! > maxAgeDays ? NaN : legRates[j]!;
+  return (day) => {
+    while (j + 1 < leg.days.length && leg.days[j + 1]! <= day) j++;
+    return j < 0 || day - leg.days[j]! > maxAgeDays ? NaN : leg.rates[j]!;
   };
 }
 
