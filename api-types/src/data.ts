@@ -408,6 +408,19 @@ export interface paths {
          *     `validation_failed` with the `loc` of the offending value. An unknown ISIN in
          *     `asset_class_mapping` or one without enough price history is a 422 `unknown_field`.
          *
+         *     Currencies: the answer (values, returns, deposits) is in `currency`. In historical mode each
+         *     mapped instrument's closes are converted to `currency` day by day before anything is
+         *     estimated (close × the cross rate of that day: the latest rate on or before it, at most
+         *     `FX_MAX_AGE_DAYS` days old), so a EUR investor in a USD instrument bears the dollar's moves; an
+         *     instrument already in `currency` is used as it is. A missing or stale rate on any date of the
+         *     history is a 422 `unknown_field` at `asset_class_mapping.<class>` whose message names the pair
+         *     and the date, never a rate of 1. `start_amount` and `recurring_deposit_amount` are in
+         *     `amount_currency` (default `currency`) and are converted to `currency` at the rate of
+         *     start_date, or, for a start_date after today, at the latest rate known today (`amount_currency:
+         *     USD`, `currency: EUR`, 1000 USD at 0.9 EUR per USD: deposits start at 900 EUR). A missing or
+         *     stale rate is a 422 `unknown_field` at `amount_currency` naming the pair; a currency without
+         *     rates, a 422 `unknown_field` at the field naming it. Without `currency` nothing is converted.
+         *
          *     Simulations wait for a worker in a queue per tenant, and the workers take the tenants with
          *     waiting simulations in turn, so one tenant's many large simulations do not hold up another
          *     tenant's. A tenant whose queue is full (a setting of the service, 4 by default) gets a 429
@@ -945,14 +958,20 @@ export interface components {
              * @description End of the scenarios; after start_date and at most 100 years after it.
              */
             end_date: string;
-            currency?: components["schemas"]["CurrencyCode"];
+            /** @description ISO 4217 currency of the answer. In historical mode each mapped instrument's closes are converted to it day by day (close × the cross rate of that day, the latest rate on or before it, at most `FX_MAX_AGE_DAYS` old) before returns, volatilities and correlations are estimated; an instrument already in it is used as it is. Omitted: nothing is converted (each instrument in its own currency, the amounts as given). */
+            currency?: string;
             /**
-             * @description Amount put in at start_date.
+             * @description ISO 4217 currency `start_amount` and `recurring_deposit_amount` are given in (default: `currency`; needs `currency`). They are converted to `currency` at the cross rate of start_date (the latest rate on or before it, at most `FX_MAX_AGE_DAYS` old); when start_date is after today, at the latest rate known today. A currency without rates is a 422 `unknown_field` at this field; a missing or stale rate, a 422 `unknown_field` at this field naming the pair.
+             * @example USD
+             */
+            amount_currency?: string;
+            /**
+             * @description Amount put in at start_date, in `amount_currency`.
              * @default 0
              */
             start_amount: number;
             /**
-             * @description Amount added (negative, subtracted) at each recurring_deposit_frequency date.
+             * @description Amount added (negative, subtracted) at each recurring_deposit_frequency date, in `amount_currency`.
              * @default 0
              */
             recurring_deposit_amount: number;

@@ -110,7 +110,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       duck,
       tenants,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
-      simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, scheduler: simulations },
+      simulation: { limits: { maxCells: config.SIMULATION_MAX_CELLS }, scheduler: simulations, fxMaxAgeDays: config.FX_MAX_AGE_DAYS },
       nats,
       verifier: createApiKeyVerifier(
         pool,

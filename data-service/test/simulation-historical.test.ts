@@ -23,7 +23,7 @@ const A = 0.01;
 /** ln(1.05) a year, never moving otherwise: 5 % a year with no volatility. */
 const G = Math.log(1.05) / 365.25;
 
-type Series = { isin: string; assetClass: string; logReturn: (k: number) => number; from?: number; count?: number };
+type Series = { isin: string; assetClass: string; logReturn: (k: number) => number; from?: number; count?: number; currency?: string };
 const SERIES: Series[] = [
   { isin: 'XF0000000001', assetClass: 'FIXED_INCOME', logReturn: () => G },
   { isin: 'XE0000000001', assetClass: 'EQUITY', logReturn: (k) => B + A * (k % 2 === 0 ? 1 : -1) },
@@ -32,8 +32,24 @@ const SERIES: Series[] = [
   { isin: 'XS0000000001', assetClass: 'EQUITY', logReturn: () => 0.001, count: MIN_CLOSES - 1 },
   { isin: 'XL0000000001', assetClass: 'EQUITY', logReturn: () => 0.001, from: 0, count: 100 },
   { isin: 'XL0000000002', assetClass: 'EQUITY', logReturn: () => 0.001, from: 100, count: 100 },
+  // Flat in their own currencies: what they earn a EUR investor is the currency's move.
+  { isin: 'XG0000000001', assetClass: 'EQUITY', logReturn: () => 0, currency: 'GBP' },
+  { isin: 'XU0000000001', assetClass: 'EQUITY', logReturn: () => 0, currency: 'USD' },
 ];
-const [FLAT, ZIG, ZIG_TOO, ANTI, SHORT, EARLY, LATE] = SERIES.map((s) => s.isin) as [string, string, string, string, string, string, string];
+const [FLAT, ZIG, ZIG_TOO, ANTI, SHORT, EARLY, LATE, IN_GBP, IN_USD] = SERIES.map((s) => s.isin) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
+/** Pounds per 1 EUR fall by G a day, so the pound gains 5 % a year against the euro; the dollar's rates stop for 20 days after day 100. */
+const GBP_RATE = (k: number) => (0.8 * Math.exp(-G * k)).toFixed(10);
+const USD_GAP = { from: 101, to: 120 };
 const UNKNOWN = 'XX0000000009';
 
 async function buildPrices(): Promise<Record<string, string>> {
@@ -41,11 +57,12 @@ async function buildPrices(): Promise<Record<string, string>> {
   const referenceDir = join(dir, 'reference');
   await buildReferenceFile(referenceDir, 'simulation-fixture', async (conn) => {
     for (const s of SERIES) {
-      await conn.run('insert into instruments (isin, name, asset_class, instrument_type) values ($1, $2, $3, $4)', [
+      await conn.run('insert into instruments (isin, name, asset_class, instrument_type, currency) values ($1, $2, $3, $4, $5)', [
         s.isin,
         `Series ${s.isin}`,
         s.assetClass,
         'ETF',
+        s.currency ?? 'EUR',
       ]);
       const rows: string[] = [];
       let close = 100;
@@ -56,6 +73,12 @@ async function buildPrices(): Promise<Record<string, string>> {
       }
       await conn.run(`insert into prices (isin, date, close) values ${rows.join(', ')}`);
     }
+    const rates: string[] = [];
+    for (let k = 0; k < CLOSES; k++) {
+      rates.push(`('GBP', date '2020-01-01' + ${k}, ${GBP_RATE(k)})`);
+      if (k < USD_GAP.from || k > USD_GAP.to) rates.push(`('USD', date '2020-01-01' + ${k}, 1.1)`);
+    }
+    await conn.run(`insert into fx_rates (currency, date, rate) values ${rates.join(', ')}`);
   });
   return { REFERENCE_DIR: referenceDir, DUCKDB_PATH: join(dir, 'replica.duckdb'), REFERENCE_RELOAD_MS: '0' };
 }
@@ -134,6 +157,29 @@ describe('future performance from historical returns', function () {
     const mirrored = await spread({ EQUITY: ZIG, OTHER: ANTI });
     assert.ok(together > 200, `identical series: 90 % of outcomes within ${together}`);
     assert.ok(mirrored < together / 10, `mirrored series: ${mirrored} against ${together}`);
+  });
+
+  it("converts the closes to the request's currency: a flat GBP instrument earns a EUR investor the pound's 5 % a year", async () => {
+    const inEur = await client.post('/performance/future/', request({ EQUITY: IN_GBP }, { currency: 'EUR', quantiles: [0.05, 0.5, 0.95] }));
+    assert.equal(inEur.status, 200, inEur.text);
+    const expected = Math.round(1000 * 1.05 ** (365 / 365.25) * 100) / 100;
+    for (const q of ['0.05', '0.5', '0.95']) assert.deepEqual(inEur.body.data.value[q], { '2025-01-01': 1000, '2026-01-01': expected });
+    // In pounds (or without a currency) it stays flat.
+    for (const extra of [{ currency: 'GBP' }, {}]) {
+      const flat = await client.post('/performance/future/', request({ EQUITY: IN_GBP }, { ...extra, quantiles: [0.5] }));
+      assert.deepEqual(flat.body.data.value['0.5'], { '2025-01-01': 1000, '2026-01-01': 1000 });
+    }
+  });
+
+  it('refuses a history with a stale rate at its mapping entry, naming the pair and the first date without a fresh rate', async () => {
+    const res = await client.post('/performance/future/', request({ BONDS: FLAT, EQUITY: IN_USD }, { currency: 'EUR' }));
+    assertProblem(res, 422, 'unknown_field');
+    assert.deepEqual(res.body.errors[0].loc, ['body', 'asset_class_mapping', 'EQUITY']);
+    assert.match(res.body.errors[0].msg, /EUR\/USD rate of 2020-04-10 is older than 5 days on 2020-04-16 \(for USD\/EUR\)/);
+    // In dollars nothing needs converting, and the instrument's closes alone answer.
+    const inUsd = await client.post('/performance/future/', request({ EQUITY: IN_USD }, { currency: 'USD', quantiles: [0.5] }));
+    assert.equal(inUsd.status, 200, inUsd.text);
+    assert.deepEqual(inUsd.body.data.value['0.5'], { '2025-01-01': 1000, '2026-01-01': 1000 });
   });
 
   it('refuses an unknown instrument, too short a history and histories without enough common dates (422 unknown_field)', async () => {

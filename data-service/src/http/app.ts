@@ -33,8 +33,8 @@ export type DataDeps = {
   /** The tenants' data: Postgres, cached in `duck`. */
   tenants: TenantCache;
   idempotency: IdempotencyOptions;
-  /** Bounds of a future performance simulation, and where it waits and runs. */
-  simulation: { limits: SimulationLimits; scheduler: SimulationScheduler };
+  /** Bounds of a future performance simulation, where it waits and runs, and the oldest exchange rate it converts with (FX_MAX_AGE_DAYS). */
+  simulation: { limits: SimulationLimits; scheduler: SimulationScheduler; fxMaxAgeDays: number };
   nats: NatsConnection;
   verifier: { tenantId: (req: Request) => Promise<string>; apiKey: (req: Request) => Promise<DataPrincipal> };
   /** Resolves when Postgres (API keys, the tenants' data) answers. */
@@ -56,16 +56,18 @@ export type DataDeps = {
 /** The data interface: routes of contracts/data.openapi.yaml, handlers by operationId. */
 export async function createDataApp(deps: DataDeps) {
   const limits = deps.rateLimits;
+  // One reader, so that the rates one feature read are cached for the others.
+  const fx = fxRates(deps.duck);
   return createApiApp<DataPrincipal>({
     definition: await loadContract('data'),
     handlers: {
       ...referenceHandlers(deps.duck, deps.tenants),
-      ...fxRateHandlers(fxRates(deps.duck)),
+      ...fxRateHandlers(fx),
       ...customReferenceHandlers(deps.duck, deps.tenants, deps.idempotency),
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),
       ...searchHandlers(deps.duck, deps.tenants),
-      ...performanceHandlers(deps.duck, deps.simulation.limits, deps.simulation.scheduler),
+      ...performanceHandlers(deps.duck, fx, deps.simulation),
     },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,

@@ -35,3 +35,14 @@ export async function commonCloses(duck: DuckStore, isins: readonly string[]): P
     return { days, closes, available };
   });
 }
+
+/** The currency each of `isins` is priced in, per the reference data (undefined: unknown instrument or no currency). */
+export async function instrumentCurrencies(duck: DuckStore, isins: readonly string[]): Promise<(string | undefined)[]> {
+  const distinct = [...new Set(isins)];
+  return duck.use(async ({ conn, ref }) => {
+    const params = distinct.map((_, i) => `$${i + 1}`).join(', ');
+    const rows = (await conn.runAndReadAll(`select isin, currency from ${ref}.instruments where isin in (${params})`, distinct)).getRows();
+    const byIsin = new Map(rows.filter(([, c]) => c !== null).map(([isin, c]) => [String(isin), String(c)]));
+    return isins.map((isin) => byIsin.get(isin));
+  });
+}

@@ -73,6 +73,8 @@ export function planSimulation(request: FuturePerformanceRequest, limits: Simula
     if (!Number.isFinite(value) || value < min) fail(body(name), min === 0 ? 'must be a number of at least 0' : 'must be a number');
     return value;
   };
+  if (request.amount_currency !== undefined && request.currency === undefined)
+    fail(body('amount_currency'), 'needs currency: the currency the amounts are converted to and the answer is in');
   const quantiles = request.quantiles ?? DEFAULT_QUANTILES;
   if (quantiles.length === 0) fail(body('quantiles'), 'name at least one quantile');
   quantiles.forEach((q, i) => {
