@@ -93,6 +93,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/data/fx-rates/{base}/{quote}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily exchange rates of a currency pair
+         * @description Units of `quote` per 1 `base` on each business day from `from` to `to` (both included) on
+         *     which the reference data has a rate of each currency: the ECB's reference rates are units
+         *     of a currency per 1 EUR, and any other pair is their cross rate, rate(quote) / rate(base),
+         *     given to 12 significant digits. A date on which either leg has no rate is left out (nothing
+         *     is carried forward). A well-formed currency without any rate is a 404 `not_found` naming
+         *     the path parameter; `quote` the same as `base`, `to` before `from`, or `to` more than 10,958 days
+         *     (30 years) after `from`, a 422 `validation_failed` naming `quote` or `to`. JSON or an Apache Arrow IPC stream (`date` Date32, `rate`
+         *     Float64, the same values) by `accept`.
+         */
+        get: operations["getFxRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/data/custom/reference/batch/": {
         parameters: {
             query?: never;
@@ -616,6 +643,45 @@ export interface components {
          *     otherwise. One row per known instrument, in request order (by ISIN for a universe).
          */
         ReferenceArrowStream: string;
+        /** @description The daily series of a currency pair. */
+        FxRatesResponse: {
+            data: components["schemas"]["FxRateSeries"];
+            /** @description Always null. */
+            meta: null;
+        };
+        /** @description Units of `quote` per 1 `base` by date. */
+        FxRateSeries: {
+            base: components["schemas"]["CurrencyCode"];
+            quote: components["schemas"]["CurrencyCode"];
+            /**
+             * Format: date
+             * @description First date asked for.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description Last date asked for.
+             */
+            to: string;
+            /** @description One point per date on which both currencies have a rate, in date order (none when no date of the range has). */
+            rates: components["schemas"]["FxRatePoint"][];
+        };
+        /** @description The rate of one date. */
+        FxRatePoint: {
+            /**
+             * Format: date
+             * @description Business day of the rate (YYYY-MM-DD).
+             */
+            date: string;
+            /** @description Units of `quote` per 1 `base`, to 12 significant digits. */
+            rate: number;
+        };
+        /**
+         * Format: binary
+         * @description Apache Arrow IPC stream (one schema message, one record batch) with the points of the JSON
+         *     answer in date order: `date` (Date32) and `rate` (Float64, the same number as the JSON's).
+         */
+        FxRatesArrowStream: string;
         /** @description Custom values of one instrument. */
         CustomReferenceEntry: {
             instrument_id: components["schemas"]["Isin"];
@@ -1415,6 +1481,79 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ReferenceData"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getFxRates: {
+        parameters: {
+            query: {
+                /** @description First date of the series (YYYY-MM-DD). */
+                from: string;
+                /** @description Last date of the series (YYYY-MM-DD), not before `from`. */
+                to: string;
+            };
+            header?: {
+                /**
+                 * @description Representation of the result: `application/json` (default, also for a missing header or
+                 *     `*\/*`), or `application/vnd.apache.arrow.stream` / `application/octet-stream` for an Apache
+                 *     Arrow IPC stream. Parsed as an HTTP Accept header (q-values honoured); when it names nothing
+                 *     offered the answer is a 406 `not_acceptable`.
+                 */
+                accept?: components["parameters"]["Accept"];
+            };
+            path: {
+                /** @description Currency of 1 unit (ISO 4217, upper case). */
+                base: components["schemas"]["CurrencyCode"];
+                /** @description Currency the rate is expressed in (ISO 4217, upper case). */
+                quote: components["schemas"]["CurrencyCode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series, as JSON or as an Apache Arrow IPC stream depending on `accept`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "base": "GBP",
+                     *         "quote": "USD",
+                     *         "from": "2026-01-02",
+                     *         "to": "2026-01-06",
+                     *         "rates": [
+                     *           {
+                     *             "date": "2026-01-02",
+                     *             "rate": 1.27058823529
+                     *           },
+                     *           {
+                     *             "date": "2026-01-05",
+                     *             "rate": 1.28235294118
+                     *           },
+                     *           {
+                     *             "date": "2026-01-06",
+                     *             "rate": 1.27894736842
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FxRatesResponse"];
+                    "application/vnd.apache.arrow.stream": components["schemas"]["FxRatesArrowStream"];
+                    "application/octet-stream": components["schemas"]["FxRatesArrowStream"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -191,6 +191,7 @@ data
     },
     {} as Record<string, string>,
   )
+  .option('--fx-rates <file>', "the ECB's daily exchange rates as eurofxref-hist.csv: Date, then a column per currency (units per 1 EUR), N/A where none")
   .option('--reference-dir <dir>', 'reference directory (default: REFERENCE_DIR or .data/reference)')
   .option('--rejects-dir <dir>', 'where the rejects files go (default: beside each input)')
   .option('--list-rejects <n>', 'rejected rows listed per file in the report', positiveInteger('--list-rejects'), 10)
@@ -201,6 +202,7 @@ data
       prices?: string;
       factors?: string;
       universe: Record<string, string>;
+      fxRates?: string;
       referenceDir?: string;
       rejectsDir?: string;
       listRejects: number;
@@ -210,7 +212,7 @@ data
       const started = Date.now();
       try {
         const report = await ingestReferenceData(
-          { instruments: o.instruments, prices: o.prices, factors: o.factors, universes: o.universe },
+          { instruments: o.instruments, prices: o.prices, factors: o.factors, universes: o.universe, fxRates: o.fxRates },
           { referenceDir: o.referenceDir ?? defaultReferenceDir(), rejectsDir: o.rejectsDir, listRejects: o.listRejects, keep: o.keep, progress },
         );
         progress.finish();

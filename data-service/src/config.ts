@@ -53,6 +53,12 @@ export const dataSettings = {
   },
   SAMPLE_INSTRUMENTS: { description: 'instruments of the generated sample universe', default: 5_000, parse: parsers.integer(10, 1_000_000) },
   SAMPLE_YEARS: { description: 'years of daily prices of the generated sample universe', default: 10, parse: parsers.integer(1, 30) },
+  FX_MAX_AGE_DAYS: {
+    description:
+      'oldest exchange rate, in days before the date it is used for, that converts an amount (5: a long weekend and a holiday); an older one is an error, never a rate of 1',
+    default: 5,
+    parse: parsers.integer(0, 366),
+  },
   DATABASE_URL: {
     description: 'Postgres URL of the management database: reads tenants and API keys, reads and writes its data_* tables (tenant data)',
     required: true,

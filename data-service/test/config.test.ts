@@ -86,3 +86,20 @@ describe('data service configuration: SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS', 
     }
   });
 });
+
+describe('data service configuration: FX_MAX_AGE_DAYS', () => {
+  it('defaults to 5 days and accepts 0 to 366', () => {
+    assert.equal(loadDataConfig(required).FX_MAX_AGE_DAYS, 5);
+    for (const days of [0, 3, 366]) assert.equal(loadDataConfig({ ...required, FX_MAX_AGE_DAYS: String(days) }).FX_MAX_AGE_DAYS, days);
+  });
+
+  it('refuses a negative, fractional, too large or non-numeric age, naming the setting', () => {
+    for (const raw of ['-1', '2.5', '367', 'five']) {
+      assert.throws(
+        () => loadDataConfig({ ...required, FX_MAX_AGE_DAYS: raw }),
+        (error: unknown) => error instanceof ConfigError && error.problems.length === 1 && error.problems[0]!.startsWith('FX_MAX_AGE_DAYS: '),
+        raw,
+      );
+    }
+  });
+});

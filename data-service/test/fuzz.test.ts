@@ -29,11 +29,13 @@ describe('data interface fuzz: hostile requests to every operation of the contra
       this.timeout(120_000);
       const requests = requestsFor(op, {
         ids: {},
-        pathValues: { inspiration_id: ['house_picks', 'value_stars'] },
+        pathValues: { inspiration_id: ['house_picks', 'value_stars'], base: ['EUR', 'USD', 'JPY', 'XXX'], quote: ['EUR', 'GBP', 'KRW', 'XXX'] },
         headers,
         queryValues: {
           universe_name: fc.constantFrom('GLOBAL', 'ROBO', 'DEFAULT', 'NOPE'),
           instrument_universe: fc.constantFrom(undefined, 'ROBO', 'GLOBAL'),
+          from: fc.constantFrom('2026-10-01', '2024-01-01', '2026-11-21', '1990-01-01'),
+          to: fc.constantFrom('2026-11-20', '2026-10-02', '2090-12-31'),
           normalization_universe: fc.constantFrom(undefined, 'GLOBAL'),
           fields:
             op.operationId === 'getXrayUniverse'

@@ -6,6 +6,7 @@ import { testWorkDir } from '@platform/test-support/database';
 import { isinProblem } from '../src/domain/isin.ts';
 import { ANALYST_UPSIDE, COUNTRIES, DEMO_CURRENCY } from '../src/sample/catalogue.ts';
 import { ETF_PRODUCTS } from '../src/sample/etf-products.ts';
+import { sampleCurrencies } from '../src/sample/fx-rates.ts';
 import { BUSINESS_DAYS_PER_YEAR, generateSample, lastWeekday, sampleMix } from '../src/sample/generate.ts';
 import { applySchema } from '../src/store/schema.ts';
 import { buildReferenceFile } from '../src/store/reference-files.ts';
@@ -193,11 +194,51 @@ describe('sample universe', function () {
     assert.ok(Math.abs(Number(corr.with_gold)) < 0.1, `with gold ${corr.with_gold}`);
   });
 
+  it('has a EUR rate of every other catalogue currency on every price date, near its catalogue level', async () => {
+    const currencies = [...new Set(COUNTRIES.map((c) => c.currency))].filter((c) => c !== 'EUR').sort();
+    const have = await rows(`select currency, count(*) as n, min(date)::varchar as first, max(date)::varchar as last,
+        arg_max(rate, date)::double as latest, min(rate)::double as low, max(rate)::double as high from fx_rates group by currency order by currency`);
+    assert.deepEqual(
+      have.map((r) => r.currency),
+      currencies,
+    );
+    const dates = await one(`select count(distinct date) as n, min(date)::varchar as first, max(date)::varchar as last from prices`);
+    const eurUsd = COUNTRIES.find((c) => c.currency === 'EUR')!.usd;
+    for (const r of have) {
+      assert.deepEqual([Number(r.n), r.first, r.last], [Number(dates.n), dates.first, dates.last], String(r.currency));
+      const level = eurUsd / COUNTRIES.find((c) => c.currency === r.currency)!.usd;
+      // Two years of a walk centred on its level stay within ±40 % of it.
+      assert.ok(Number(r.low) > level * 0.6 && Number(r.high) < level / 0.6, `${r.currency}: ${r.low}–${r.high} around ${level}`);
+    }
+    assert.equal(Number((await one(`select count(*) as n from (select distinct date from fx_rates except select distinct date from prices)`)).n), 0);
+  });
+
+  it('moves the majors by about half a percent a day, with six significant digits', async () => {
+    const vols = await rows(`select currency, stddev_samp(lr) as vol from (
+        select currency, ln(rate::double) - lag(ln(rate::double)) over (partition by currency order by date) as lr from fx_rates
+      ) group by currency`);
+    for (const major of ['USD', 'GBP', 'JPY', 'AUD', 'CAD']) {
+      const vol = Number(vols.find((v) => v.currency === major)!.vol);
+      assert.ok(vol > 0.004 && vol < 0.006, `${major}: ${vol}`);
+    }
+    const expected = new Map(sampleCurrencies().map((c) => [c.currency, c.volatility]));
+    for (const v of vols) assert.ok(Math.abs(Number(v.vol) / expected.get(String(v.currency))! - 1) < 0.15, `${v.currency}: ${v.vol}`);
+    const digits = await rows(`select rate::varchar as rate from fx_rates where currency in ('USD', 'KRW') order by date desc limit 4`);
+    for (const d of digits)
+      assert.ok(
+        String(d.rate)
+          .replace(/^0\.0*|\./g, '')
+          .replace(/0+$/, '').length <= 6,
+        String(d.rate),
+      );
+  });
+
   it('is reproducible from the seed and differs for another seed', async () => {
     const first = async (c: DuckDBConnection) => ({
       instruments: (await c.runAndReadAll('select * from instruments order by isin')).getRowsJson(),
       prices: (await c.runAndReadAll('select * from prices order by isin, date limit 1000')).getRowsJson(),
       metrics: (await c.runAndReadAll('select * from factor_metrics order by isin')).getRowsJson(),
+      rates: (await c.runAndReadAll('select * from fx_rates order by currency, date limit 1000')).getRowsJson(),
     });
     const same = await inMemorySample(OPTIONS);
     const other = await inMemorySample({ ...OPTIONS, seed: 8 });
@@ -207,6 +248,7 @@ describe('sample universe', function () {
       const different = await first(other.conn);
       assert.notDeepEqual(different.instruments[0], original.instruments[0]);
       assert.notDeepEqual(different.prices.slice(0, 10), original.prices.slice(0, 10));
+      assert.notDeepEqual(different.rates.slice(1, 10), original.rates.slice(1, 10));
     } finally {
       same.close();
       other.close();

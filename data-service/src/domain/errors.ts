@@ -39,8 +39,15 @@ export class InvalidValue extends DataError {
   }
 }
 
-/** No such resource of this tenant (an inspiration definition or a universe): 404. */
-export class NotFound extends DataError {}
+/** No such resource of this tenant (an inspiration definition, a universe, a currency's rates): 404, `loc` naming the parameter when one does. */
+export class NotFound extends DataError {
+  constructor(
+    message: string,
+    readonly loc?: Loc,
+  ) {
+    super(message);
+  }
+}
 
 /** The resource's kind forbids the operation (changing a platform inspiration): 409 `state_conflict`. */
 export class StateConflict extends DataError {}

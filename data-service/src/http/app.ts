@@ -17,7 +17,9 @@ import type { SimulationLimits } from '../simulation/request.ts';
 import type { SimulationScheduler } from '../workers/simulation-scheduler.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
 import type { TenantCache } from '../tenant-data/cache.ts';
+import { fxRates } from '../fx/store.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
+import { fxRateHandlers } from './handlers/fx-rates.ts';
 import type { IdempotencyOptions } from './idempotency.ts';
 import { inspirationHandlers } from './handlers/inspirations.ts';
 import { performanceHandlers } from './handlers/performance.ts';
@@ -58,6 +60,7 @@ export async function createDataApp(deps: DataDeps) {
     definition: await loadContract('data'),
     handlers: {
       ...referenceHandlers(deps.duck, deps.tenants),
+      ...fxRateHandlers(fxRates(deps.duck)),
       ...customReferenceHandlers(deps.duck, deps.tenants, deps.idempotency),
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),

@@ -16,7 +16,8 @@ export function dataProblem(error: unknown): ProblemError | undefined {
       errors: [{ loc: error.loc, msg, type: 'invalid_filter' }],
     });
   }
-  if (error instanceof NotFound) return new ProblemError(404, 'not_found', error.message);
+  if (error instanceof NotFound)
+    return new ProblemError(404, 'not_found', error.message, error.loc ? { errors: [{ loc: error.loc, msg: error.message, type: 'not_found' }] } : undefined);
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
   if (error instanceof TooManyWaiting)
     return new ProblemError(429, 'rate_limited', error.message, { headers: { 'Retry-After': String(error.retryAfterSeconds) } });

@@ -55,7 +55,7 @@ export async function stageFile(
 }
 
 /** DuckDB's reading errors, without its list of parser options to try. */
-async function unreadable<T>(path: string, work: Promise<T>): Promise<T> {
+export async function unreadable<T>(path: string, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {

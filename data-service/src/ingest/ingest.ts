@@ -7,6 +7,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { setOwn } from '@platform/shared';
 import { buildReferenceFile } from '../store/reference-files.ts';
 import { rejectsPath, stageFile, writeRejects, type Staged } from './files.ts';
+import { loadFxRates, type FxFileReport } from './fx-rates.ts';
 import { enableProgress, runWithProgress, silentProgress, type ProgressSink } from './progress.ts';
 import {
   FACTOR_METRICS,
@@ -28,6 +29,8 @@ export type IngestFiles = {
   factors?: string;
   /** Universe name → file with an ISIN column. Without GLOBAL, GLOBAL is every accepted instrument. */
   universes?: Record<string, string>;
+  /** The ECB's daily rates (eurofxref-hist.csv: Date, then one column per currency, units per 1 EUR). */
+  fxRates?: string;
 };
 
 export type IngestOptions = {
@@ -60,7 +63,8 @@ export type IngestReport = {
   prices: number;
   factor_metrics: number;
   universes: Record<string, number>;
-  files: FileReport[];
+  fx_rates: number;
+  files: (FileReport | FxFileReport)[];
   deleted_reference_files: string[];
 };
 
@@ -69,20 +73,21 @@ type Context = Required<Pick<IngestOptions, 'listRejects' | 'progress'>> & Pick<
 export async function ingestReferenceData(files: IngestFiles, options: IngestOptions): Promise<IngestReport> {
   const universes = Object.entries(files.universes ?? {}).map(([name, file]) => ({ name: universeName(name), file }));
   if (new Set(universes.map((u) => u.name)).size !== universes.length) throw new Error('A universe is named twice.');
-  const inputs = [files.instruments, files.prices, files.factors, ...universes.map((u) => u.file)].filter((f): f is string => !!f);
+  const inputs = [files.instruments, files.prices, files.factors, ...universes.map((u) => u.file), files.fxRates].filter((f): f is string => !!f);
   for (const file of inputs) await access(file).catch(() => Promise.reject(new Error(`${file}: no such file.`)));
 
   const ctx: Context = { listRejects: options.listRejects ?? 10, progress: options.progress ?? silentProgress, rejectsDir: options.rejectsDir };
-  const reports: FileReport[] = [];
+  const reports: (FileReport | FxFileReport)[] = [];
   const source = `ingest: ${[
     basename(files.instruments),
     files.prices && basename(files.prices),
     files.factors && basename(files.factors),
     ...universes.map((u) => `${u.name}=${basename(u.file)}`),
+    files.fxRates && basename(files.fxRates),
   ]
     .filter(Boolean)
     .join(', ')}`;
-  let counts = { instruments: 0, prices: 0, factor_metrics: 0, universes: {} as Record<string, number> };
+  let counts = { instruments: 0, prices: 0, factor_metrics: 0, universes: {} as Record<string, number>, fx_rates: 0 };
 
   const published = await buildReferenceFile(options.referenceDir, source, async (conn) => {
     await enableProgress(conn);
@@ -102,12 +107,14 @@ export async function ingestReferenceData(files: IngestFiles, options: IngestOpt
       });
       reports.push({ ...report, universe: u.name });
     }
+    if (files.fxRates) reports.push(await loadFxRates(conn, files.fxRates, ctx));
     if (!universes.some((u) => u.name === 'GLOBAL')) await conn.run(`insert into universes select 'GLOBAL', isin from instruments`);
     const count = async (sql: string) => Number((await conn.runAndReadAll(sql)).getRows()[0]![0]);
     counts = {
       instruments: await count('select count(*) from instruments'),
       prices: await count('select count(*) from prices'),
       factor_metrics: await count('select count(*) from factor_metrics'),
+      fx_rates: await count('select count(*) from fx_rates'),
       universes: Object.fromEntries(
         (await conn.runAndReadAll('select universe_name, count(*) from universes group by 1 order by 1')).getRows().map((r) => [String(r[0]), Number(r[1])]),
       ),

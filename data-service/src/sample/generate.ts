@@ -1,8 +1,9 @@
-// The generated sample universe (instruments, prices, factors) that a fresh start or a test loads.
+// The generated sample universe (instruments, prices, factors, exchange rates) that a fresh start or a test loads.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isinCheckDigit } from '../domain/isin.ts';
 import { ANALYST_UPSIDE, COUNTRIES, DEMO_CURRENCY, REGIONS, SECTORS, SIZE_BOUNDS } from './catalogue.ts';
 import { ETF_PRODUCTS } from './etf-products.ts';
+import { generateFxRates } from './fx-rates.ts';
 import { sqlValues } from './sql-values.ts';
 
 export type SampleOptions = {
@@ -13,7 +14,7 @@ export type SampleOptions = {
   endDate?: string;
 };
 
-export type SampleSummary = { instruments: number; stocks: number; bonds: number; etfs: number; prices: number; endDate: string };
+export type SampleSummary = { instruments: number; stocks: number; bonds: number; etfs: number; prices: number; fxRates: number; endDate: string };
 
 /** Weekdays a year: the price history has one close per weekday, and volatilities annualise with it. */
 export const BUSINESS_DAYS_PER_YEAR = 261;
@@ -110,6 +111,7 @@ export async function generateSample(conn: DuckDBConnection, options: SampleOpti
     order by s.isin`);
 
   await run(factorMetricsSql());
+  const fxRates = await generateFxRates(conn, 'sample_days');
 
   await run(`insert into universes
     select 'GLOBAL', isin from sample_instruments
@@ -120,7 +122,7 @@ export async function generateSample(conn: DuckDBConnection, options: SampleOpti
   for (const table of ['sample_paths', 'sample_factors', 'sample_days', 'sample_instruments', 'sample_countries', 'sample_sectors', 'sample_products'])
     await run(`drop table ${table}`);
   const prices = Number((await conn.runAndReadAll('select count(*) from prices')).getRows()[0]![0]);
-  return { instruments: n, ...mix, prices, endDate };
+  return { instruments: n, ...mix, prices, fxRates, endDate };
 }
 
 /**

@@ -1,23 +1,10 @@
-import { ProblemError, type HandlerContext, type HandlerResult, type OperationHandler } from '@platform/shared';
+import type { HandlerResult, OperationHandler } from '@platform/shared';
 import type { DataPrincipal } from '../../auth/api-keys.ts';
 import { referenceAnswer, type ReferenceRequest } from '../../reference/answer.ts';
 import type { DuckStore } from '../../store/duckdb.ts';
 import type { TenantCache } from '../../tenant-data/cache.ts';
 import { queryList, queryOne } from '../query-params.ts';
-
-const JSON_TYPE = 'application/json';
-const ARROW_TYPES = ['application/vnd.apache.arrow.stream', 'application/octet-stream'];
-const OFFERED = [JSON_TYPE, ...ARROW_TYPES];
-
-/**
- * The representation `accept` asks for (q-values honoured; no header or any type is JSON), and the
- * Content-Type to answer with: the Arrow type the client named. Nothing offered is a 406.
- */
-function negotiate(ctx: HandlerContext<DataPrincipal>): string {
-  const chosen = ctx.req.accepts(OFFERED);
-  if (!chosen) throw new ProblemError(406, 'not_acceptable', `Offered: ${OFFERED.join(', ')}.`);
-  return chosen;
-}
+import { JSON_TYPE, negotiate } from '../representation.ts';
 
 /**
  * The answer, with the time its making took and the part of it spent waiting for DuckDB (queries
