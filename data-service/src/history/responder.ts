@@ -43,12 +43,19 @@ function shownPoints(request: Request): number {
 }
 
 /**
- * The reply to one request of `tenantId` (the subject's): the history as JSON or Arrow, or a
+ * The replies to requests of `tenantId` (the subject's): the history as JSON or Arrow, or a
  * refusal as JSON. Throws only what is not the request's fault.
  */
-export async function historyReply(deps: Omit<HistoryResponderDeps, 'nats' | 'logger'>, tenantId: string, body: unknown): Promise<HistoryReplyBytes> {
-  const check = requestCheck();
-  const checked = check(body);
+export function historyAnswerer(deps: Omit<HistoryResponderDeps, 'nats' | 'logger'>): (tenantId: string, body: unknown) => Promise<HistoryReplyBytes> {
+  const check = messageCheck('HistoryRequest');
+  return (tenantId, body) => historyReply(deps, check(body), tenantId);
+}
+
+async function historyReply(
+  deps: Omit<HistoryResponderDeps, 'nats' | 'logger'>,
+  checked: ReturnType<ReturnType<typeof messageCheck<'HistoryRequest'>>>,
+  tenantId: string,
+): Promise<HistoryReplyBytes> {
   if (!checked.ok) return json({ error: { code: 'invalid_request', loc: [], detail: checked.errors } });
   const request = checked.message;
   if (request.tenant_id !== tenantId) return json({ error: { code: 'invalid_request', loc: ['tenant_id'], detail: "is not the subject's tenant" } });
@@ -77,15 +84,12 @@ export async function historyReply(deps: Omit<HistoryResponderDeps, 'nats' | 'lo
   }
 }
 
-let cachedCheck: ReturnType<typeof messageCheck<'HistoryRequest'>> | undefined;
-const requestCheck = () => (cachedCheck ??= messageCheck('HistoryRequest'));
-
 /**
  * Answers `services.history.<tenant>` in the queue group of every replica until stop(), which
  * drains the subscription: requests already taken are answered, no new one is.
  */
 export function startHistoryResponder(deps: HistoryResponderDeps): { stop: () => Promise<void> } {
-  requestCheck();
+  const answerFor = historyAnswerer(deps);
   const prefix = subjects.historyRequests('');
   const answer = async (msg: NatsMsg) => {
     if (!msg.reply) return; // a publish without a reply subject asks nothing
@@ -98,7 +102,7 @@ export function startHistoryResponder(deps: HistoryResponderDeps): { stop: () =>
       } catch {
         body = undefined;
       }
-      reply = await historyReply(deps, tenantId, body);
+      reply = await answerFor(tenantId, body);
     } catch (error) {
       deps.logger.error('history not computed', { tenant: tenantId, error: (error as Error).message });
       reply = json({ error: { code: 'internal', loc: [], detail: 'The history could not be computed.' } });

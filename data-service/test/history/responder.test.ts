@@ -4,13 +4,13 @@ import { tableFromIPC } from 'apache-arrow';
 import { newUlid } from '@platform/shared';
 import { testWorkDir } from '@platform/test-support/database';
 import { fxRates } from '../../src/fx/store.ts';
-import { ARROW_STREAM, MAX_HISTORY_POINTS, historyReply } from '../../src/history/responder.ts';
+import { ARROW_STREAM, MAX_HISTORY_POINTS, historyAnswerer } from '../../src/history/responder.ts';
 import { openDuckStore, type DuckStore } from '../../src/store/duckdb.ts';
 
 // The data service's answer to one history request, on the sample reference data (docs/adr/0058-portfolio-history.md).
 describe('the history reply of the data service', () => {
   let duck: DuckStore;
-  let deps: Parameters<typeof historyReply>[0];
+  let historyReply: (tenantId: string, body: unknown) => ReturnType<ReturnType<typeof historyAnswerer>>;
   let isin: string;
   let to: string;
   const request = (over: Record<string, unknown> = {}) => ({
@@ -32,7 +32,7 @@ describe('the history reply of the data service', () => {
 
   before(async () => {
     duck = await openDuckStore({ path: join(testWorkDir(), `history-reply-${newUlid()}.duckdb`), referenceDir: join(testWorkDir(), 'reference') });
-    deps = { duck, fx: fxRates(duck).read };
+    historyReply = historyAnswerer({ duck, fx: fxRates(duck).read });
     const row = await duck.use(async ({ conn, ref }) =>
       (
         await conn.runAndReadAll(
@@ -51,10 +51,10 @@ describe('the history reply of the data service', () => {
       String((await conn.runAndReadAll(`select min(date)::varchar from ${ref}.prices where isin = $1`, [isin])).getRows()[0]![0]),
     );
     const body = request({ from: first, versions: [{ from: `${first}T00:00:00.000Z`, holdings: { [isin]: 2, $EUR: 10 } }] });
-    const json = parsed(await historyReply(deps, 'acme', body));
+    const json = parsed(await historyReply('acme', body));
     assert.ok(json.history.points.length > 2, JSON.stringify(json).slice(0, 300));
     assert.ok(json.history.points.every((p: { value: number }) => p.value > 10));
-    const arrow = await historyReply(deps, 'acme', { ...body, format: 'arrow' });
+    const arrow = await historyReply('acme', { ...body, format: 'arrow' });
     assert.equal(arrow.contentType, ARROW_STREAM);
     const table = tableFromIPC(arrow.data as Uint8Array);
     assert.deepEqual(
@@ -64,9 +64,9 @@ describe('the history reply of the data service', () => {
   });
 
   it("refuses a request breaking the contract, or naming another tenant than the subject's", async () => {
-    assert.equal(parsed(await historyReply(deps, 'acme', { ...request(), extra: 1 })).error.code, 'invalid_request');
-    assert.equal(parsed(await historyReply(deps, 'acme', undefined)).error.code, 'invalid_request');
-    assert.deepEqual(parsed(await historyReply(deps, 'beta', request())).error, {
+    assert.equal(parsed(await historyReply('acme', { ...request(), extra: 1 })).error.code, 'invalid_request');
+    assert.equal(parsed(await historyReply('acme', undefined)).error.code, 'invalid_request');
+    assert.deepEqual(parsed(await historyReply('beta', request())).error, {
       code: 'invalid_request',
       loc: ['tenant_id'],
       detail: "is not the subject's tenant",
@@ -74,17 +74,17 @@ describe('the history reply of the data service', () => {
   });
 
   it(`refuses more than ${MAX_HISTORY_POINTS} points at frequency, and what the calculator cannot use at its place`, async () => {
-    const long = parsed(await historyReply(deps, 'acme', request({ from: '1990-01-01', to: '2010-01-01', frequency: 'D' })));
+    const long = parsed(await historyReply('acme', request({ from: '1990-01-01', to: '2010-01-01', frequency: 'D' })));
     assert.equal(long.error.code, 'too_many_points');
     assert.deepEqual(long.error.loc, ['frequency']);
     assert.match(long.error.detail, /W or M/);
-    const unknown = parsed(await historyReply(deps, 'acme', request({ versions: [{ from: '2000-01-01T00:00:00.000Z', holdings: { ZZ0000000000: 1 } }] })));
+    const unknown = parsed(await historyReply('acme', request({ versions: [{ from: '2000-01-01T00:00:00.000Z', holdings: { ZZ0000000000: 1 } }] })));
     assert.deepEqual(unknown.error, {
       code: 'unknown_value',
       loc: ['versions', 0, 'holdings', 'ZZ0000000000'],
       detail: 'no prices for instrument ZZ0000000000',
     });
-    const inverted = parsed(await historyReply(deps, 'acme', request({ from: '2020-02-01', to: '2020-01-01' })));
+    const inverted = parsed(await historyReply('acme', request({ from: '2020-02-01', to: '2020-01-01' })));
     assert.deepEqual(inverted.error.loc, ['to']);
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { InvalidField } from '../../src/domain/errors.ts';
+import type { Doc } from '../../src/domain/merge.ts';
 import { historyPeriod, historyRequest, policyModel, refusalLoc } from '../../src/domain/history-request.ts';
 
 const at = (iso: string) => new Date(iso);
@@ -50,7 +51,7 @@ describe('the history request built from a portfolio', () => {
     assert.deepEqual(policyModel({ config: { model_portfolio: { IE00B4L5Y983: 0.7, IE00B3F81409: 0.2 } } }).weights, { IE00B4L5Y983: 0.7, IE00B3F81409: 0.2 });
     assert.ok(Math.abs(policyModel({ config: { model_portfolio: { IE00B4L5Y983: 0.7, IE00B3F81409: 0.2 } } }).cash_weight - 0.1) < 1e-12);
     assert.equal(policyModel({ config: { model_portfolio: { A: 0.1, B: 0.2, C: 0.7 } } }).cash_weight, 0, 'a float sum a hair above 1 is no cash');
-    for (const policy of [undefined, { config: {} }, { config: { model_portfolio: {} } }]) {
+    for (const policy of [undefined, { config: {} }, { config: { model_portfolio: {} } }] as (Doc | undefined)[]) {
       assert.throws(
         () => policyModel(policy),
         (e: unknown) => e instanceof InvalidField && e.loc.join('.') === 'query.model',
