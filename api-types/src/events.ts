@@ -498,6 +498,100 @@ export interface components {
             /** @description Reason for FAILURE, INFEASIBLE or NOT_OPTIMIZED. */
             detail?: string;
         };
+        /** @description A date (YYYY-MM-DD). */
+        HistoryDay: string;
+        /**
+         * @description Every business day (D), the last of each week Monday to Sunday (W) or of each month (M); always the first and last day.
+         * @enum {string}
+         */
+        HistoryFrequency: "D" | "W" | "M";
+        /** @description A portfolio's versions and cash flows over a period (docs/adr/0058-portfolio-history.md). */
+        HistoryRequest: {
+            tenant_id: components["schemas"]["TenantId"];
+            portfolio_id: components["schemas"]["PortfolioId"];
+            base_currency: components["schemas"]["CurrencyCode"];
+            from: components["schemas"]["HistoryDay"];
+            to: components["schemas"]["HistoryDay"];
+            frequency: components["schemas"]["HistoryFrequency"];
+            /**
+             * @description The reply's form when the history is computed; a refusal is always JSON.
+             * @enum {string}
+             */
+            format: "json" | "arrow";
+            /** @description The holdings in force from each version's `from` until the next one's, sorted by `from`. */
+            versions: {
+                /**
+                 * Format: date-time
+                 * @description Time the version was written (RFC 3339 UTC).
+                 */
+                from: string;
+                /** @description Units by ISIN, cash by `$` and the ISO 4217 code. */
+                holdings: {
+                    [key: string]: number | string;
+                };
+            }[];
+            /** @description Settled deposits (positive) and withdrawals (negative), counted at the end of their day. */
+            flows: {
+                /** Format: date-time */
+                at: string;
+                amount: components["schemas"]["HistoryDecimal"];
+                currency: components["schemas"]["CurrencyCode"];
+            }[];
+            /** @description The model to compare with, rebalanced monthly and on flow days; weights and cash_weight sum to 1. */
+            model?: {
+                weights: {
+                    [key: string]: number;
+                };
+                cash_weight: number;
+            };
+        };
+        /** @description A signed decimal as text. */
+        HistoryDecimal: string;
+        /** @description One shown date; money in the base currency to the cent, returns as fractions to 1e-8. */
+        HistoryPoint: {
+            date: components["schemas"]["HistoryDay"];
+            /** @description Holdings at their closes plus cash, at the end of the day. */
+            value: number;
+            cash: number;
+            /** @description Deposits minus withdrawals since the first date. */
+            net_deposits: number;
+            /** @description Cumulative time-weighted return since the first date. */
+            twr: number;
+            /** @description The time-weighted index below its running peak (0 or negative). */
+            drawdown: number;
+            model_value?: number;
+            model_twr?: number;
+            /** @description The portfolio's cumulative TWR minus the model's. */
+            deviation?: number;
+        };
+        /** @description A computed history. */
+        HistoryAnswer: {
+            base_currency: components["schemas"]["CurrencyCode"];
+            frequency: components["schemas"]["HistoryFrequency"];
+            points: components["schemas"]["HistoryPoint"][];
+            summary: {
+                start_value: number;
+                end_value: number;
+                net_deposits: number;
+                twr: number;
+                max_drawdown: number;
+                /** @description Annual money-weighted return (XIRR) of the period; null when it has none. */
+                money_weighted_return: number | null;
+            };
+        };
+        /** @description Why no history was computed: `invalid_value` or `unknown_value` at `loc` in the request, `too_many_points` (more than 4,000 points: `loc` is `[frequency]`), `invalid_request` (the request breaks this schema or names another tenant), `internal` (the data service failed; no detail). */
+        HistoryRefusal: {
+            /** @enum {string} */
+            code: "invalid_value" | "unknown_value" | "too_many_points" | "invalid_request" | "internal";
+            loc: (string | number)[];
+            detail: string;
+        };
+        /** @description The history, or a refusal. */
+        HistoryReply: {
+            history: components["schemas"]["HistoryAnswer"];
+        } | {
+            error: components["schemas"]["HistoryRefusal"];
+        };
     };
     responses: never;
     parameters: never;

@@ -289,6 +289,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portfolios/{portfolio_id}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the portfolio: `P` followed by a ULID (`^P[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example P01HZC48CNR9YNY5M4C8F5S2HT9
+                 */
+                portfolio_id: components["parameters"]["PortfolioId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Value history of a portfolio
+         * @description The portfolio's value, cash, net deposits, time-weighted return and drawdown on each business day of the period (D), or on the last business day of each week (W) or month (M), always with the first and last day; with `model=true` also the model portfolio of its policy and the deviation from it (docs/adr/0058-portfolio-history.md). Computed by the data service from the portfolio's versions and settled cash transactions and the reference closes and exchange rates (custom prices are not used). Money in the base currency to the cent, returns as fractions to 1e-8. At most 4,000 points: a longer daily period is 422 on `frequency` (ask for W or M). Readable as the portfolio is. `Accept: application/vnd.apache.arrow.stream` gives the points as Apache Arrow IPC stream bytes (the summary in the schema metadata `summary`); other types than JSON or Arrow are 406. 503 `unavailable` when the data service does not answer in time.
+         */
+        get: operations["getPortfolioHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/goals/": {
         parameters: {
             query?: never;
@@ -4030,6 +4056,42 @@ export interface components {
             /** @description Cursor to pass as `after` in the next poll: after the last event returned, or the given cursor when nothing is new. Always present. */
             next_cursor: string;
         };
+        /** @description One shown date; money in the base currency to the cent, returns as fractions to 1e-8. */
+        PortfolioHistoryPoint: {
+            /** Format: date */
+            date: string;
+            /** @description Holdings at their closes plus cash at the end of the day. */
+            value: number;
+            cash: number;
+            /** @description Deposits minus withdrawals since the first date. */
+            net_deposits: number;
+            /** @description Cumulative time-weighted return since the first date. */
+            twr: number;
+            /** @description The time-weighted index below its running peak (0 or negative). */
+            drawdown: number;
+            /** @description With `model=true`. */
+            model_value?: number;
+            /** @description With `model=true`. */
+            model_twr?: number;
+            /** @description With `model=true`, the portfolio's cumulative TWR minus the model's. */
+            deviation?: number;
+        };
+        /** @description A portfolio's value history and returns over a period. */
+        PortfolioHistory: {
+            base_currency: string;
+            /** @enum {string} */
+            frequency: "D" | "W" | "M";
+            points: components["schemas"]["PortfolioHistoryPoint"][];
+            summary: {
+                start_value: number;
+                end_value: number;
+                net_deposits: number;
+                twr: number;
+                max_drawdown: number;
+                /** @description Annual money-weighted return (XIRR) of the period; null when it has none. */
+                money_weighted_return: number | null;
+            };
+        };
     };
     responses: {
         /** @description Malformed JSON (`malformed_json`), a body that is not UTF-8 (`invalid_encoding`), bad paging/version/embed parameter (`invalid_parameter`) or unparsable query expression (`invalid_query`). */
@@ -5138,6 +5200,100 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPortfolioHistory: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD, UTC), included; default the portfolio's creation day. */
+                from?: string;
+                /** @description Last day (YYYY-MM-DD, UTC), included, not before `from`; default today (UTC). */
+                to?: string;
+                /** @description Every business day (D), the last of each week (W) or of each month (M). */
+                frequency?: "D" | "W" | "M";
+                /** @description Also the model portfolio of the portfolio's policy (422 when it has none). */
+                model?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the portfolio: `P` followed by a ULID (`^P[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example P01HZC48CNR9YNY5M4C8F5S2HT9
+                 */
+                portfolio_id: components["parameters"]["PortfolioId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "base_currency": "EUR",
+                     *       "frequency": "M",
+                     *       "points": [
+                     *         {
+                     *           "date": "2026-01-02",
+                     *           "value": 10000,
+                     *           "cash": 10000,
+                     *           "net_deposits": 0,
+                     *           "twr": 0,
+                     *           "drawdown": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-01-30",
+                     *           "value": 10112.4,
+                     *           "cash": 1960.4,
+                     *           "net_deposits": 0,
+                     *           "twr": 0.01124,
+                     *           "drawdown": -0.00310452
+                     *         },
+                     *         {
+                     *           "date": "2026-02-27",
+                     *           "value": 12301.88,
+                     *           "cash": 4012.9,
+                     *           "net_deposits": 2000,
+                     *           "twr": 0.02958421,
+                     *           "drawdown": 0
+                     *         }
+                     *       ],
+                     *       "summary": {
+                     *         "start_value": 10000,
+                     *         "end_value": 12301.88,
+                     *         "net_deposits": 2000,
+                     *         "twr": 0.02958421,
+                     *         "max_drawdown": -0.00610221,
+                     *         "money_weighted_return": 0.19825301
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PortfolioHistory"];
+                    "application/vnd.apache.arrow.stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Neither JSON nor Apache Arrow is acceptable (`not_acceptable`). */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];

@@ -27,6 +27,8 @@ import { optimizerPool, type OptimizerExecutor } from './workers/optimizer-pool.
 import { optimizerScheduler } from './workers/optimizer-scheduler.ts';
 import { ensureReferenceData } from './sample/ensure-reference.ts';
 import { startOptimizerConsumer } from './optimizer/consumer.ts';
+import { fxRates } from './fx/store.ts';
+import { startHistoryResponder } from './history/responder.ts';
 import { instrumentFacts } from './optimizer/instruments.ts';
 import { referenceRates } from './optimizer/reference-rates.ts';
 import { fxRates } from './fx/store.ts';
@@ -101,6 +103,9 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       // Stopping the consumer closes the scheduler and its threads, handing back what they held.
       resources.add(await startOptimizerConsumer(consumer), (o) => o.stop());
     }
+    // Portfolio histories for the management service (docs/adr/0058-portfolio-history.md): every
+    // replica answers in one queue group; stopping drains it before NATS closes.
+    resources.add(startHistoryResponder({ nats, duck, fx: fxRates(duck).read, logger }), (h) => h.stop());
     const executor = metrics.timedSimulations(
       simulationPool(config.SIMULATION_THREADS, { turns: { halfLifeMs: 1000 * config.SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS } }),
     );

@@ -123,6 +123,12 @@ export const managementSettings = {
     default: 60_000,
     parse: parsers.integer(100, 86_400_000),
   },
+  HISTORY_TIMEOUT_MS: {
+    description:
+      "how long GET /portfolios/{id}/history/ waits for the data service's answer over NATS; none by then (or no data service listening) is 503 unavailable",
+    default: 10_000,
+    parse: parsers.integer(100, 120_000),
+  },
   OPTIMIZER_MAX_ATTEMPTS: {
     description: 'unanswered optimizer requests after which the optimization ends as FAILURE (the optimizer did not answer)',
     default: 3,

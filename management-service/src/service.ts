@@ -74,6 +74,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       nats,
       signer,
       authenticate,
+      historyTimeoutMs: config.HISTORY_TIMEOUT_MS,
       rateLimits: {
         store: rateLimitStore,
         settings: {

@@ -1,7 +1,8 @@
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, nanos, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from './logger.ts';
 
-export type { NatsConnection };
+export type { Msg as NatsMsg, NatsConnection };
+export { natsHeaders };
 export { AckPolicy, DeliverPolicy, jetstream, jetstreamManager };
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type ClusterInfo } from '@nats-io/jetstream';
 
@@ -13,6 +14,13 @@ export const subjects = {
   /** Every tenant's optimizer requests. */
   everyOptimizerRequest: 'platform.optimizer.requests.*',
   optimizerResults: 'platform.optimizer.results',
+  /**
+   * Core NATS request/reply, outside every stream: a history is asked for while a client waits and
+   * is worth nothing later, so nothing keeps it (docs/adr/0058-portfolio-history.md).
+   */
+  historyRequests: (tenantId: string) => `services.history.${tenantId}`,
+  /** Every tenant's history requests. */
+  everyHistoryRequest: 'services.history.*',
 } as const;
 
 const DAY_MS = 86_400_000;

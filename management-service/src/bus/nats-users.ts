@@ -10,6 +10,11 @@ import { streams, subjects } from '@platform/shared';
 export type NatsPermissions = {
   publish: { allow?: string[]; deny?: string[] };
   subscribe: { allow?: string[]; deny?: string[] };
+  /**
+   * May answer each request it received, once (nats-server's `allow_responses`), on the reply
+   * subject the request named and nowhere else: narrower than publishing on `_INBOX.>`.
+   */
+  allowResponses?: { max: number };
 };
 
 export type NatsUser = { user: string; passwordHash: string; permissions?: NatsPermissions };
@@ -44,8 +49,9 @@ function durableConsumerApi(stream: string, durable: string): string[] {
 
 /**
  * What each service may do, and nothing more: the management service publishes tenant events and
- * optimizer requests (a subject per tenant) and reads optimizer results and (its forwarders, one durable per tenant) the
- * tenant event stream; the data service reads requests and publishes results. Both receive the
+ * optimizer requests (a subject per tenant) and history requests, and reads optimizer results and (its forwarders, one durable per tenant) the
+ * tenant event stream; the data service reads requests and publishes results, and answers history
+ * requests (a reply to each, nothing else). Both receive the
  * answers of the JetStream API and of publishes on their inboxes.
  */
 export function servicePermissions(service: keyof typeof SERVICE_USERS): NatsPermissions {
@@ -56,6 +62,7 @@ export function servicePermissions(service: keyof typeof SERVICE_USERS): NatsPer
         allow: [
           subjects.tenantEvents('*'),
           subjects.everyOptimizerRequest,
+          subjects.everyHistoryRequest,
           '$JS.API.INFO',
           ...streamApi,
           ...durableConsumerApi(streams.platform.name, RESULTS_DURABLE),
@@ -87,7 +94,9 @@ export function servicePermissions(service: keyof typeof SERVICE_USERS): NatsPer
       ],
       deny: [`$JS.API.CONSUMER.MSG.NEXT.${platform}.${RESULTS_DURABLE}`, `$JS.ACK.${platform}.${RESULTS_DURABLE}.>`],
     },
-    subscribe: inbox,
+    // Histories are asked for on services.history.<tenant> and answered to the asker's reply subject.
+    subscribe: { allow: [...inbox.allow, subjects.everyHistoryRequest] },
+    allowResponses: { max: 1 },
   };
 }
 
@@ -128,7 +137,8 @@ const list = (values: string[]) => `[${values.map(quote).join(', ')}]`;
 function renderPermissions(p: NatsPermissions): string {
   const side = (s: { allow?: string[]; deny?: string[] }) =>
     [s.allow ? `allow: ${list(s.allow)}` : undefined, s.deny ? `deny: ${list(s.deny)}` : undefined].filter(Boolean).join(', ');
-  return `{ publish: { ${side(p.publish)} }, subscribe: { ${side(p.subscribe)} } }`;
+  const responses = p.allowResponses ? `, allow_responses: { max: ${Math.trunc(p.allowResponses.max)} }` : '';
+  return `{ publish: { ${side(p.publish)} }, subscribe: { ${side(p.subscribe)} }${responses} }`;
 }
 
 const BCRYPT = /^\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}$/;

@@ -66,3 +66,9 @@ export class VersionMismatch extends DomainError {
     super(`If-Match does not name the current version (${current}).`);
   }
 }
+
+/** None of the representations the operation offers is acceptable (Accept). */
+export class NotAcceptable extends DomainError {}
+
+/** A service the answer needs did not answer in time, or not at all; asking again later may work. */
+export class DependencyUnavailable extends DomainError {}

@@ -16,6 +16,8 @@ import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
 import { eventHandlers } from './handlers/events.ts';
 import { fundingHandlers } from './handlers/funding.ts';
+import { historyHandlers } from './handlers/history.ts';
+import { natsHistoryAsker } from '../flows/history.ts';
 import { optimizationHandlers } from './handlers/optimizations.ts';
 import { idempotent, type PostHandler } from './idempotency.ts';
 import { docsPages } from './docs-pages.ts';
@@ -33,6 +35,8 @@ export type ManagementDeps = {
   /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES). */
   trustedProxies?: number;
   refreshTtlSeconds: number;
+  /** How long a portfolio's history waits for the data service (HISTORY_TIMEOUT_MS); 10 s when not given. */
+  historyTimeoutMs?: number;
   idempotency: { retentionDays: number; waitMs: number };
   /** A span and a duration per request (docs/adr/0024-observability.md). */
   observability?: { tracing: Tracing; metrics: HttpMetrics };
@@ -76,6 +80,7 @@ export async function createManagementApp(deps: ManagementDeps) {
       ...assessments.others,
       ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
       ...eventHandlers(deps.db),
+      ...historyHandlers(deps.db, natsHistoryAsker(deps.nats, deps.historyTimeoutMs ?? 10_000)),
     },
     securityHandlers: { bearerAuth: deps.authenticate },
     principal: (security) => security.bearerAuth as Principal,

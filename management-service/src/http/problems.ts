@@ -1,10 +1,12 @@
 import { ProblemError, unavailableProblem } from '@platform/shared';
 import {
+  DependencyUnavailable,
   DuplicateValue,
   InvalidParameter,
   EntityNotFound,
   FieldsNotPermitted,
   InvalidField,
+  NotAcceptable,
   NotPermitted,
   StateConflict,
   VersionMismatch,
@@ -41,6 +43,8 @@ export function domainProblem(error: unknown): ProblemError | undefined {
     });
   }
   if (error instanceof StateConflict) return new ProblemError(409, 'state_conflict', error.message);
+  if (error instanceof NotAcceptable) return new ProblemError(406, 'not_acceptable', error.message);
+  if (error instanceof DependencyUnavailable) return new ProblemError(503, 'unavailable', error.message, { headers: { 'Retry-After': '5' } });
   if (error instanceof VersionMismatch) return new ProblemError(412, 'version_mismatch', error.message);
   return unavailableProblem(error);
 }

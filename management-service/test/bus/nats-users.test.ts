@@ -30,8 +30,13 @@ describe('NATS accounts and users rendered from the bus credentials', () => {
     );
     assert.ok(!data.publish.allow!.some((s) => s.startsWith('tenants.')), 'the data service publishes no tenant event');
     assert.ok(!data.publish.allow!.some((s) => s.includes('TENANT_EVENTS.') && s.includes('CONSUMER')), "nor reads the tenants' stream");
+    // Histories: the management service asks, the data service takes every tenant's requests and may only answer them.
+    assert.ok(management.publish.allow!.includes('services.history.*') && !data.publish.allow!.some((s) => s.startsWith('services.')));
+    assert.deepEqual(management.subscribe, { allow: ['_INBOX.>'] });
+    assert.deepEqual(data.subscribe, { allow: ['_INBOX.>', 'services.history.*'] });
+    assert.deepEqual(data.allowResponses, { max: 1 });
+    assert.equal(management.allowResponses, undefined);
     for (const p of [management, data]) {
-      assert.deepEqual(p.subscribe, { allow: ['_INBOX.>'] });
       assert.ok(!p.publish.allow!.some((s) => s === '>' || s === '$JS.API.>' || s.includes('DELETE') || s.includes('PURGE')), 'no wildcard admin API');
     }
   });
@@ -82,6 +87,9 @@ describe('NATS accounts and users rendered from the bus credentials', () => {
     assert.ok(text.includes('{ stream: { account: "PLATFORM", subject: "tenants.acme.events" } }'));
     const acmeUser = text.split('\n').find((l) => l.includes('user: "A01"'))!;
     assert.ok(acmeUser.includes('subscribe: { allow: ["tenants.acme", "tenants.acme.>", "$MQTT.sub.>"] }'));
+    assert.ok(!acmeUser.includes('allow_responses'), 'a tenant answers nothing');
+    const dataUser = text.split('\n').find((l) => l.includes('"data-service"'))!;
+    assert.ok(dataUser.endsWith(', allow_responses: { max: 1 } } }'), dataUser);
     assert.ok(text.indexOf('user: "A01"') > text.indexOf('"TENANT_acme" {'), "the credential is inside its tenant's account");
   });
 

@@ -203,7 +203,14 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
 
   it("refuses A's subscriptions to B's events and to every tenant's, over NATS and MQTT", async () => {
     const nc = await natsAs(busA);
-    for (const subject of [`tenants.${b.tenantId}.events`, 'tenants.>', '>', `platform.optimizer.requests.${a.tenantId}`]) {
+    for (const subject of [
+      `tenants.${b.tenantId}.events`,
+      'tenants.>',
+      '>',
+      `platform.optimizer.requests.${a.tenantId}`,
+      `services.history.${a.tenantId}`,
+      'services.history.*',
+    ]) {
       const received: unknown[] = [];
       let refused: Error | undefined;
       nc.subscribe(subject, { callback: (error, m) => void (error ? (refused = error) : received.push(m)) });
@@ -248,6 +255,7 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
       `tenants.${b.tenantId}.events`,
       `platform.optimizer.requests.${a.tenantId}`,
       'platform.optimizer.results',
+      `services.history.${a.tenantId}`,
     ]) {
       nc.publish(subject, JSON.stringify({ forged: true }));
     }
@@ -257,10 +265,59 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
     await client.publishAsync('platform/optimizer/results', JSON.stringify({ forged: true }), { qos: 0 });
     await sleep(500);
 
-    assert.equal(errors.length, 4, `each NATS publish refused: ${errors.join('; ')}`);
+    assert.equal(errors.length, 5, `each NATS publish refused: ${errors.join('; ')}`);
     assert.ok(errors.every((e) => /permissions violation/i.test(e)));
     assert.deepEqual(watched, [], 'nothing was delivered');
     assert.deepEqual(await messagesIn(), before, 'no stream stored anything');
+    watcher.unsubscribe();
+  });
+
+  it('lets the management service ask for a history and the data service answer it, and the data service publish nothing else there', async () => {
+    const server = platform.natsServer!;
+    const connectAs = async (url: string) => {
+      const nc = await connectNats(url, 'bus-test-service', { reconnect: false });
+      open.push({ close: () => nc.close().catch(() => undefined) });
+      return nc;
+    };
+    const management = await connectAs(server.serviceUrls.management);
+    const data = await connectAs(server.serviceUrls.data);
+    const errors: string[] = [];
+    void (async () => {
+      for await (const s of data.status()) if (s.type === 'error') errors.push(String(s.error));
+    })();
+    // The running data service answers the request too (it is the same user, in the queue group
+    // `history`): every reply is collected on an inbox of the asker's.
+    const subject = 'services.history.bus-test';
+    let answered = 0;
+    data.subscribe(subject, {
+      callback: (_e, m) => {
+        m.respond(`answer ${++answered}`);
+        m.respond('a second answer'); // one reply per request (allow_responses max 1)
+      },
+    });
+    await data.flush();
+    const inbox = `_INBOX.bus-test-${Math.random().toString(36).slice(2)}`;
+    const replies: string[] = [];
+    management.subscribe(inbox, { callback: (_e, m) => void replies.push(m.string()) });
+    management.publish(subject, 'question', { reply: inbox });
+    await management.flush();
+    await until('the answer', () => replies.includes('answer 1'), 5000);
+    await sleep(300);
+    assert.ok(!replies.includes('a second answer'), replies.join('; '));
+
+    const watched: string[] = [];
+    // The services' own traffic (JetStream API answers on their inboxes) goes on meanwhile.
+    const ours = (s: string) => !s.startsWith('$') && (!s.startsWith('_INBOX.') || s === '_INBOX.forged');
+    const watcher = admin.subscribe('>', { callback: (_e, m) => void (ours(m.subject) && watched.push(m.subject)) });
+    await admin.flush();
+    for (const forged of [subject, 'services.history.other', `tenants.${a.tenantId}.events`, '_INBOX.forged']) data.publish(forged, 'forged');
+    await data.flush();
+    await until('the refusals', () => errors.length >= 5, 5000);
+    assert.ok(
+      errors.every((e) => /permissions violation/i.test(e)),
+      errors.join('; '),
+    );
+    assert.deepEqual(watched, [], 'nothing the data service published unasked was delivered');
     watcher.unsubscribe();
   });
 

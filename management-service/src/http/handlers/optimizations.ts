@@ -26,7 +26,7 @@ const OPTIMIZATIONS: Collection = {
 };
 
 /** The portfolio of the path: 404 for a wrong letter, another tenant's id or an unknown one; 403 when the caller may not read it. */
-async function readablePortfolio(trx: Knex.Transaction, ctx: Ctx): Promise<EntityRow> {
+export async function readablePortfolio(trx: Knex.Transaction, ctx: Ctx): Promise<EntityRow> {
   const id = ctx.params.portfolio_id!;
   const portfolio = isId('P', id) ? await findEntity(trx, { tenantId: ctx.principal.tenantId, type: 'portfolios', id }) : undefined;
   if (!portfolio) throw new EntityNotFound('portfolio');

@@ -1,0 +1,111 @@
+// The closes and rates the history calculator reads (docs/adr/0058-portfolio-history.md), from the
+// reference data: one query for the closes, one (cached, fx/store.ts) for the rates.
+import { FX_BASE } from '../fx/convert.ts';
+import type { FxReader } from '../fx/store.ts';
+import { formatDay, parseDay } from '../simulation/dates.ts';
+import type { DuckStore } from '../store/duckdb.ts';
+import { SqlParams } from '../store/params.ts';
+import type { FxTable, HistoryRequest, PriceTable } from './input.ts';
+
+/**
+ * Days the calendar starts before `from`: a close or rate of the last weekday before the period is
+ * on it. Older closes are carried onto the calendar's first day by the query itself.
+ */
+const LEAD_DAYS = 7;
+
+/** Weekdays from `first` to `last` (days since 1970-01-01); 1970-01-01 was a Thursday. */
+export function weekdays(first: number, last: number): Int32Array {
+  const days: number[] = [];
+  for (let d = first; d <= last; d++) if ((d + 4) % 7 !== 0 && (d + 4) % 7 !== 6) days.push(d);
+  return Int32Array.from(days);
+}
+
+/** The instruments and currencies a request names: held, in the model, or moved by a flow. */
+export function namedInRequest(request: HistoryRequest): { isins: string[]; currencies: string[] } {
+  const isins = new Set<string>();
+  const currencies = new Set<string>();
+  const add = (key: string) => (key.startsWith('$') ? currencies.add(key.slice(1)) : isins.add(key));
+  for (const version of request.versions) for (const key of Object.keys(version.holdings)) add(key);
+  for (const key of Object.keys(request.model?.weights ?? {})) add(key);
+  for (const flow of request.flows) currencies.add(flow.currency);
+  return { isins: [...isins].sort(), currencies: [...currencies].sort() };
+}
+
+/**
+ * The price table of `isins` on the weekdays from a week before `from` to `to`: one business-day
+ * calendar for every market (a holiday of one has no close, and the calculator carries the last one
+ * on). An instrument's last close before the calendar is put on its first day. An ISIN without any
+ * close up to `to` is left out: the calculator refuses it where the request names it.
+ */
+export async function readPriceTable(duck: DuckStore, isins: readonly string[], range: { from: string; to: string }): Promise<PriceTable> {
+  const days = weekdays(parseDay(range.from)! - LEAD_DAYS, parseDay(range.to)!);
+  if (isins.length === 0 || days.length === 0) return { days, isins: [], currencies: [], closes: [] };
+  const first = formatDay(days[0]!);
+  const rows = await duck.use(async ({ conn, ref }) => {
+    const p = new SqlParams();
+    const wanted = p.textList(isins);
+    const start = p.text(first);
+    const end = p.text(range.to);
+    const sql = `with wanted as (select unnest(${wanted}) as isin),
+      inside as (
+        select p.isin, (p.date - date '1970-01-01')::integer as day, p.close::double as close, false as carried
+        from ${ref}.prices p join wanted using (isin) where p.date between ${start}::date and ${end}::date and p.close > 0),
+      before as (
+        select p.isin, (${start}::date - date '1970-01-01')::integer as day, arg_max(p.close, p.date)::double as close, true as carried
+        from ${ref}.prices p join wanted using (isin) where p.date < ${start}::date and p.close > 0 group by p.isin)
+      select c.isin, i.currency, c.day, c.close, c.carried
+      from (select * from inside union all select * from before) c join ${ref}.instruments i using (isin)`;
+    return (await conn.runAndReadAll(sql, p.values, p.types)).getRows();
+  });
+  const position = new Map<number, number>();
+  days.forEach((day, k) => position.set(day, k));
+  const columns = new Map<string, { currency: string; closes: Float64Array }>();
+  for (const [isin, currency, day, close, carried] of rows) {
+    const key = String(isin);
+    let column = columns.get(key);
+    if (!column) columns.set(key, (column = { currency: String(currency), closes: new Float64Array(days.length).fill(NaN) }));
+    const k = position.get(Number(day));
+    // A close on a weekend is not on the calendar; a carried close never overwrites the day's own.
+    if (k === undefined || (carried === true && !Number.isNaN(column.closes[k]!))) continue;
+    column.closes[k] = Number(close);
+  }
+  const held = [...columns.keys()].sort();
+  return { days, isins: held, currencies: held.map((i) => columns.get(i)!.currency), closes: held.map((i) => columns.get(i)!.closes) };
+}
+
+/**
+ * The base-currency value of one unit of each of `currencies` on the calendar's days, through EUR
+ * (rates are units per 1 EUR): rate(base) / rate(currency). A day without a published rate keeps
+ * the last one before it; a currency with no rate at all is left out, and the calculator refuses it
+ * where the request names it.
+ */
+export async function readFxTable(fx: FxReader, days: Int32Array, currencies: readonly string[], base: string): Promise<FxTable> {
+  const table = new Map<string, Float64Array>();
+  const wanted = currencies.filter((c) => c !== base);
+  if (wanted.length === 0 || days.length === 0) return table;
+  const rates = await fx([...wanted, base], { from: formatDay(days[0]!), to: formatDay(days[days.length - 1]!) });
+  const perUnitEuro = (currency: string): Float64Array | undefined => {
+    if (currency === FX_BASE) return new Float64Array(days.length).fill(1);
+    const published = rates.get(currency);
+    if (!published || published.length === 0) return undefined;
+    const series = new Float64Array(days.length).fill(NaN);
+    let next = 0;
+    let last = NaN;
+    for (let k = 0; k < days.length; k++) {
+      while (next < published.length && parseDay(published[next]!.date)! <= days[k]!) last = published[next++]!.rate.toNumber();
+      series[k] = last;
+    }
+    return series;
+  };
+  const baseRate = perUnitEuro(base);
+  if (!baseRate) return table;
+  for (const currency of wanted) {
+    const rate = perUnitEuro(currency);
+    if (rate)
+      table.set(
+        currency,
+        rate.map((r, k) => baseRate[k]! / r),
+      );
+  }
+  return table;
+}
