@@ -27,7 +27,6 @@ import { optimizerPool, type OptimizerExecutor } from './workers/optimizer-pool.
 import { optimizerScheduler } from './workers/optimizer-scheduler.ts';
 import { ensureReferenceData } from './sample/ensure-reference.ts';
 import { startOptimizerConsumer } from './optimizer/consumer.ts';
-import { fxRates } from './fx/store.ts';
 import { startHistoryResponder } from './history/responder.ts';
 import { instrumentFacts } from './optimizer/instruments.ts';
 import { referenceRates } from './optimizer/reference-rates.ts';
@@ -51,6 +50,8 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
   return resources.build(async () => {
     await ensureReferenceData(config, logger);
     const duck = resources.add(await openDuckStore({ path: config.DUCKDB_PATH, referenceDir: config.REFERENCE_DIR }), (d) => d.close());
+    // One rates reader for every feature, so that the rates one reads are cached for the others.
+    const fx = fxRates(duck);
     if (config.REFERENCE_RELOAD_MS > 0) {
       const timer = setInterval(() => {
         duck
@@ -93,7 +94,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
         nats,
         scheduler,
         // Other currencies at the reference data's rates; one missing or too old is refused by its pair, never taken at 1.
-        facts: instrumentFacts(duck, tenants, referenceRates(fxRates(duck).read, config.FX_MAX_AGE_DAYS)),
+        facts: instrumentFacts(duck, tenants, referenceRates(fx.read, config.FX_MAX_AGE_DAYS)),
         logger,
         ackWaitMs: config.OPTIMIZER_ACK_WAIT_MS,
         perTenant: config.OPTIMIZER_QUEUE_PER_TENANT,
@@ -105,12 +106,13 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     }
     // Portfolio histories for the management service (docs/adr/0058-portfolio-history.md): every
     // replica answers in one queue group; stopping drains it before NATS closes.
-    resources.add(startHistoryResponder({ nats, duck, fx: fxRates(duck).read, logger }), (h) => h.stop());
+    resources.add(startHistoryResponder({ nats, duck, fx: fx.read, logger }), (h) => h.stop());
     const executor = metrics.timedSimulations(
       simulationPool(config.SIMULATION_THREADS, { turns: { halfLifeMs: 1000 * config.SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS } }),
     );
     const simulations = resources.add(simulationScheduler(executor, config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     const app = await createDataApp({
+      fx,
       build: buildInfo(process.env, process.version),
       duck,
       tenants,

@@ -19,7 +19,10 @@ export type FxCurrencies = () => Promise<ReadonlySet<string>>;
  * Reads rates through the DuckStore session, cached per reference version: rates change only with
  * a new reference file, and the answers for one pair and range are asked for again and again.
  */
-export function fxRates(duck: DuckStore, limits = { entries: 1_000, weight: 2_000_000 }): { read: FxReader; currencies: FxCurrencies } {
+/** The rates reader and the currencies the reference file has rates of. */
+export type FxRatesStore = { read: FxReader; currencies: FxCurrencies };
+
+export function fxRates(duck: DuckStore, limits = { entries: 1_000, weight: 2_000_000 }): FxRatesStore {
   const cache = new BoundedCache<FxRates>(limits, (rates) => [...rates.values()].reduce((n, r) => n + r.length, 1));
   const known = new BoundedCache<ReadonlySet<string>>({ entries: 1, weight: 1 }, () => 1);
   const read: FxReader = async (currencies, { from, to }) => {

@@ -17,7 +17,7 @@ import type { SimulationLimits } from '../simulation/request.ts';
 import type { SimulationScheduler } from '../workers/simulation-scheduler.ts';
 import { duckAnswers, type DuckStore } from '../store/duckdb.ts';
 import type { TenantCache } from '../tenant-data/cache.ts';
-import { fxRates } from '../fx/store.ts';
+import type { FxRatesStore } from '../fx/store.ts';
 import { customReferenceHandlers } from './handlers/custom-reference.ts';
 import { fxRateHandlers } from './handlers/fx-rates.ts';
 import type { IdempotencyOptions } from './idempotency.ts';
@@ -30,6 +30,8 @@ import { dataProblem } from './problems.ts';
 
 export type DataDeps = {
   duck: DuckStore;
+  /** The reference data's exchange rates, one cached reader shared by every feature (docs/adr/0057-fx-rates.md). */
+  fx: FxRatesStore;
   /** The tenants' data: Postgres, cached in `duck`. */
   tenants: TenantCache;
   idempotency: IdempotencyOptions;
@@ -56,18 +58,16 @@ export type DataDeps = {
 /** The data interface: routes of contracts/data.openapi.yaml, handlers by operationId. */
 export async function createDataApp(deps: DataDeps) {
   const limits = deps.rateLimits;
-  // One reader, so that the rates one feature read are cached for the others.
-  const fx = fxRates(deps.duck);
   return createApiApp<DataPrincipal>({
     definition: await loadContract('data'),
     handlers: {
       ...referenceHandlers(deps.duck, deps.tenants),
-      ...fxRateHandlers(fx),
+      ...fxRateHandlers(deps.fx),
       ...customReferenceHandlers(deps.duck, deps.tenants, deps.idempotency),
       ...xrayHandlers(deps.duck, deps.tenants),
       ...inspirationHandlers(deps.duck, deps.tenants),
       ...searchHandlers(deps.duck, deps.tenants),
-      ...performanceHandlers(deps.duck, fx, deps.simulation),
+      ...performanceHandlers(deps.duck, deps.fx, deps.simulation),
     },
     securityHandlers: { tenantId: deps.verifier.tenantId, apiKey: deps.verifier.apiKey },
     principal: (security) => security.apiKey as DataPrincipal,
