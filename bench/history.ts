@@ -14,6 +14,7 @@ import type { FxTable, HistoryFlow, HistoryRequest, HistoryVersion, PriceTable }
 import { formatDay, parseDay } from '@platform/data-service/simulation/dates';
 import { ensurePythonModule } from '@platform/dev-stack/os-packages';
 import { median, record, round } from './lib/harness.ts';
+import { seededRandom } from '@platform/test-support/random';
 
 const REPS = Number(process.env.BENCH_REPS ?? 21);
 const WARMUP = 5;
@@ -26,20 +27,8 @@ const PYTHON = process.env.BENCH_PYTHON ?? 'python3';
 const log = (line: string) => console.log(`[bench] ${line}`);
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** mulberry32: a small seeded generator, so that every run measures the same history. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function synthetic(seed: number) {
-  const random = generator(seed);
+  const random = seededRandom(seed);
   const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const days: number[] = [];
   for (let d = parseDay('2016-01-04')!; days.length < DAYS; d++) if ((d + 4) % 7 !== 0 && (d + 4) % 7 !== 6) days.push(d);

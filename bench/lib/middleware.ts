@@ -13,6 +13,7 @@ import { TokenSession, backoffDelay, createDataClient, createManagementClient } 
 import type { Knex } from 'knex';
 import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
 import type { Attempt, Recorder } from './open-loop.ts';
+import { seededRandom } from '@platform/test-support/random';
 
 /** The operations, their share of the mix (in %) and what each sends. */
 export const OPERATIONS = {
@@ -58,18 +59,6 @@ export type Middleware = {
   settle: (ms: number) => Promise<{ deposits: number; patches: number; unsettled: number }>;
   stop: () => void;
 };
-
-/** A small seeded generator (mulberry32), so that every run sends the same mix. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What went wrong with a request, short: `503 unavailable`, `timeout`, `ECONNREFUSED`. */
 function failureOf(error: unknown): string {

@@ -2,26 +2,15 @@
 // regression cases of base-currency portfolios (base-currency.test.ts).
 import type { InstrumentFacts, OptimizerRequest } from '../../src/optimizer/engine.ts';
 import { optimizerRequest } from './fixtures.ts';
+import { seededRandom } from '@platform/test-support/random';
 
 const ISINS = ['IE00B4L5Y983', 'IE00B3F81R35', 'IE00B5BMR087', 'US0378331005', 'DE0005140008'];
 const CLASSES = ['EQUITY', 'FIXED_INCOME', null];
 
-/** mulberry32: the same numbers for a seed on every run. */
-function numbers(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export type BaseCase = { request: OptimizerRequest; facts: Map<string, InstrumentFacts> };
 
 export function baseCases(count: number, seed = 20261128): BaseCase[] {
-  const rnd = numbers(seed);
+  const rnd = seededRandom(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(rnd() * items.length)]!;
   const cents = (max: number) => Math.round(rnd() * max * 100) / 100;
   const cases: BaseCase[] = [];

@@ -19,9 +19,9 @@ import {
   order,
   readEntity,
   recordingLogger,
-  seeded,
   settleAll,
 } from './fixtures.ts';
+import { seededRandom } from '@platform/test-support/random';
 
 type Transaction = {
   type: string;
@@ -179,7 +179,7 @@ describe('execution of optimizations through the broker (docs/adr/0022-execution
       );
       await executeOptimization(platform.database.db, service.tenantId, id, optimizations[i]!);
     }
-    const { broker, sent } = countingBroker({ failureRate: 0.5, random: seeded(42) });
+    const { broker, sent } = countingBroker({ failureRate: 0.5, random: seededRandom(42) });
     await settleAll(platform, { broker }, { portfolios: ids, timeoutMs: 60_000 });
     assert.ok(sent.length > 25, `the broker was asked again after failures: ${sent.length} calls for 20 instructions`);
     const retried = (await platform.database.db('broker_instructions').whereIn('portfolio_id', ids).where('attempts', '>', 0)).length;

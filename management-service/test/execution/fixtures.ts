@@ -31,18 +31,6 @@ export const successfulOptimization = (portfolioId: string, orders: Record<strin
   execution_detail: null,
 });
 
-/** A reproducible source of chance (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A simulated broker that counts what it is sent and what it answers (a throw is not an answer). */
 export function countingBroker(options: SimulatedBrokerOptions = {}) {
   const inner = simulatedBroker(options);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { SimulatedBrokerFailure, simulatedBroker } from '../../src/broker/simulated.ts';
 import type { OrderRequest } from '../../src/broker/broker.ts';
-import { seeded } from './fixtures.ts';
+import { seededRandom } from '@platform/test-support/random';
 
 const request = (id: string): OrderRequest => ({
   id,
@@ -49,7 +49,7 @@ describe('the simulated broker (docs/adr/0022-execution-and-withdrawals.md)', ()
   });
 
   it('fails transiently at its failure rate, before or after executing, and still executes each id once', async () => {
-    const broker = simulatedBroker({ failureRate: 0.5, refuseRate: 0.3, random: seeded(7) });
+    const broker = simulatedBroker({ failureRate: 0.5, refuseRate: 0.3, random: seededRandom(7) });
     let failures = 0;
     const answers = new Map<string, string>();
     for (let i = 0; i < 40; i++) {
