@@ -203,14 +203,8 @@ describe('the event bus: logins and per-tenant permissions (NATS and its MQTT li
 
   it("refuses A's subscriptions to B's events and to every tenant's, over NATS and MQTT", async () => {
     const nc = await natsAs(busA);
-    for (const subject of [
-      `tenants.${b.tenantId}.events`,
-      'tenants.>',
-      '>',
-      `platform.optimizer.requests.${a.tenantId}`,
-      `services.history.${a.tenantId}`,
-      'services.history.*',
-    ]) {
+    const others = [`tenants.${b.tenantId}.events`, 'tenants.>', '>', `platform.optimizer.requests.${a.tenantId}`];
+    for (const subject of [...others, `services.history.${a.tenantId}`, 'services.history.*']) {
       const received: unknown[] = [];
       let refused: Error | undefined;
       nc.subscribe(subject, { callback: (error, m) => void (error ? (refused = error) : received.push(m)) });
