@@ -7,6 +7,7 @@ import { currenciesToConvert, valueHoldings, type Instrument, type RatesByCurren
 import type { Page, PageContext } from '../page.ts';
 import { eventDetails, type EventPage } from './events.ts';
 import { allocationChart } from './portfolio-allocation.ts';
+import { historySection } from './portfolio-history.ts';
 import { latestOptimization, latestOrders } from './portfolio-orders.ts';
 
 type Doc = Record<string, unknown>;
@@ -20,8 +21,8 @@ type PageOf<P extends { results: unknown[] }, T> = Omit<P, 'results'> & { result
 const EVENT_LIMIT = 10_000;
 
 /**
- * A portfolio: status, holdings valued with the data service's prices, its allocation against its
- * policy's model portfolio, the latest optimization's orders, transactions, optimizations and its
+ * A portfolio: status, holdings valued with the data service's prices in its base currency, its
+ * allocation against its policy's model portfolio, its value history, the latest optimization's orders, transactions, optimizations and its
  * events.
  */
 export const portfolioPage: Page = async (ctx) => {
@@ -88,6 +89,12 @@ export const portfolioPage: Page = async (ctx) => {
         const [p, read] = await Promise.all([policy, valued]);
         replace(area, allocationChart(read.valuation.rows, base, p?.config.model_portfolio, p?.name ?? ''));
       }),
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'history-title-heading', id: 'history' },
+      h('h2', { id: 'history-title-heading' }, 'History'),
+      historySection(ctx, id, cellText(portfolio.creation_datetime), Boolean(policyId)),
     ),
     section('orders', 'Orders of the latest optimization', async (area) => latestOrders(ctx, id, await latest, (await instruments).instruments, area)),
     h(
