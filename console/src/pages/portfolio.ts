@@ -3,6 +3,7 @@ import type { components } from '@platform/api-types/management';
 import { cellText, dataTable, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { fundedSince } from '../lib/funded.ts';
 import { href } from '../lib/route.ts';
+import { transactionLine } from '../lib/transactions.ts';
 import { currenciesToConvert, valueHoldings, type Instrument, type RatesByCurrency, type Valuation } from '../lib/valuation.ts';
 import type { Page, PageContext } from '../page.ts';
 import { eventDetails, type EventPage } from './events.ts';
@@ -286,18 +287,19 @@ async function transactions(ctx: PageContext, id: string, area: HTMLElement): Pr
     h('p', { class: 'count' }, `${page.results.length} of ${page.count}, newest first`),
     dataTable({
       head: ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'],
-      body: page.results.map((t) =>
-        h(
+      body: page.results.map((t) => {
+        const line = transactionLine(t);
+        return h(
           'tr',
-          {},
+          { 'data-type': cellText(t.type) },
           h('td', {}, h('a', { class: 'mono', href: href('entity', cellText(t.id), { parent: id }) }, cellText(t.id).slice(0, 10) + '…')),
           h('td', {}, cellText(t.type)),
           h('td', {}, cellText(t.status)),
-          h('td', { class: 'mono' }, cellText(t.instrument_id ?? (t.currency ? `$${cellText(t.currency)}` : ''))),
-          h('td', { class: 'num' }, cellText(t.quantity)),
+          h('td', { class: 'mono' }, line.position),
+          h('td', { class: 'num' }, line.amount, line.detail ? h('span', { class: 'hint' }, ` ${line.detail}`) : null),
           h('td', { class: 'nowrap' }, formatTime(t.datetime)),
-        ),
-      ),
+        );
+      }),
     }),
   );
 }
