@@ -14,7 +14,8 @@ import { SCREENSHOTS, openBrowser, type ConsoleBrowser } from './console-chromiu
 // executed; a second portfolio whose stored funded_since says funded while it holds nothing; a third
 // holding a dollar ETF, its versions moved into the sample's past so that it has a value history.
 // What the pages show is compared with what the interfaces answer. Screenshots go to
-// .tmp/console-screenshots/ (docs/images/ keeps copies of portfolio-orders and events-range).
+// .tmp/console-screenshots/ (docs/images/ keeps copies of portfolio-orders, events-range and
+// portfolio-history).
 
 type Doc = Record<string, any>;
 type Order = { shares: number; expected_share_price: number; expected_transaction_cost: number };
