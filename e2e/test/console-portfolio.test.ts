@@ -35,6 +35,7 @@ describe("administration console in a browser: a portfolio's orders, allocation 
   let robo: Doc;
   let emptyFunded: Doc;
   let dollars: Doc;
+  let krona: Doc;
   let usdEtf: string;
   let policy: Doc;
   let latest: Doc;
@@ -110,6 +111,10 @@ describe("administration console in a browser: a portfolio's orders, allocation 
     const end = dayOf(priced.data[usdEtf].price_date);
     const days = weekdaysBetween(end - 40, end);
     await backdatePortfolio(platform.database.db, tenant.tenantId, dollars.id, [days[0]!, days[3]!]);
+    // Cash in a currency the reference data has no rate of.
+    krona = await portfolio('Krona Cash', 'USER_MANAGED', {});
+    await api('PATCH', `/portfolios/${krona.id}`, { portfolio: { $EUR: 100, $ISK: 5000 } });
+    await backdatePortfolio(platform.database.db, tenant.tenantId, krona.id, [days[0]!, days[3]!]);
     await eventsSettled(platform.database.db);
 
     browser = await openBrowser();
@@ -330,6 +335,32 @@ describe("administration console in a browser: a portfolio's orders, allocation 
     const twr = await page.locator('dd[data-summary="Time-weighted return"]').innerText();
     assert.equal(twr, `${(history.summary.twr * 100).toLocaleString('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} %`);
     await shot('portfolio-history');
+  });
+
+  it('says a currency without a rate has none, in its row and in the total, instead of converting it at 1, and shows the refused history as its problem', async () => {
+    const rates = await call(
+      `${platform.dataUrl}/data/fx-rates/EUR/ISK?from=${isoDay(dayOf(new Date().toISOString()) - 10)}&to=${isoDay(dayOf(new Date().toISOString()))}`,
+      {
+        headers: { 'x-tenant-id': tenant.tenantId, 'x-api-key': tenant.apiKey },
+      },
+    );
+    assert.equal(rates.status, 404, 'the reference data has no ISK rate');
+    const refused = await call(`${platform.managementUrl}/portfolios/${krona.id}/history/`, { token });
+    assert.equal(refused.status, 422, refused.text);
+
+    await page.goto(`${platform.managementUrl}/console/#/portfolio/${krona.id}`);
+    await page.getByRole('heading', { name: 'Portfolio Krona Cash' }).waitFor();
+    const row = page.locator('table.holdings tr[data-key="$ISK"]');
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-base-value'), null, 'no value in EUR');
+    assert.match(await row.innerText(), /no EUR\/ISK rate/);
+    assert.equal(Number(await page.locator('table.holdings tr.total').getAttribute('data-total')), 100, 'the total leaves the krona out');
+    assert.match(await page.locator('table.holdings tr.total').innerText(), /no EUR\/ISK rate/);
+    const problem = page.locator('#history .problem');
+    await problem.waitFor();
+    assert.match(await problem.locator('.problem-title').innerText(), /^422 /);
+    assert.equal(await problem.locator('.problem-meta code').first().innerText(), refused.body.code);
+    assert.equal(await page.locator('#history svg.history-chart').count(), 0);
   });
 
   it('threw no script error', () => {
