@@ -15,15 +15,18 @@ const percent = (fraction: number | null | undefined) => (fraction === null || f
 export function historySection(ctx: PageContext, id: string, created: string, withModel: boolean): HTMLElement {
   const area = h('div', { class: 'history-area', 'aria-live': 'polite' });
   const picker = h('div', { class: 'choices periods', role: 'group', 'aria-label': 'Period' });
+  // A period chosen while another one loads wins: an older answer arriving late is dropped.
+  let shown = 0;
   const show = async (period: Period) => {
+    const asked = ++shown;
     for (const button of picker.querySelectorAll('button')) button.setAttribute('aria-pressed', String(button.dataset.period === period));
     replace(area, loading('the history'));
     const query = periodQuery(period, new Date().toISOString().slice(0, 10), created, withModel);
     try {
       const answer = await ctx.session.management<History>('GET', `/portfolios/${encodeURIComponent(id)}/history/?${query.toString()}`, undefined, ctx.signal);
-      replace(area, historyFigure(answer, withModel));
+      if (asked === shown) replace(area, historyFigure(answer, withModel));
     } catch (error) {
-      replace(area, problemView(error));
+      if (asked === shown) replace(area, problemView(error));
     }
   };
   for (const period of PERIODS) {
