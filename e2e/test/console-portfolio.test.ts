@@ -1,22 +1,28 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { backdatePortfolio, weekdaysBetween } from '@platform/test-support/backdate';
 import { eventsSettled } from '@platform/test-support/database';
 import { call } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
-import { eurEtfModel } from '../src/sample-model.ts';
+import { dollarEtfModel, eurEtfModel } from '../src/sample-model.ts';
 import { SCREENSHOTS, openBrowser, type ConsoleBrowser } from './console-chromium.ts';
 
 // The console's portfolio and events pages (docs/adr/0036-administration-console.md) in Debian's
 // Chromium against both real services and the optimizer (docs/adr/0038-browser-tests.md): a
 // robo-advised portfolio funded by a deposit the simulated broker settles, optimized and its orders
-// executed; a second portfolio whose stored funded_since says funded while it holds nothing. What
-// the pages show is compared with what the interfaces answer. Screenshots go to
-// .tmp/console-screenshots/ (docs/images/ keeps copies of portfolio-orders and events-range).
+// executed; a second portfolio whose stored funded_since says funded while it holds nothing; a third
+// holding a dollar ETF, its versions moved into the sample's past so that it has a value history.
+// What the pages show is compared with what the interfaces answer. Screenshots go to
+// .tmp/console-screenshots/ (docs/images/ keeps copies of portfolio-orders, events-range and
+// portfolio-history).
 
 type Doc = Record<string, any>;
 type Order = { shares: number; expected_share_price: number; expected_transaction_cost: number };
 
+const DAY_MS = 86_400_000;
+const dayOf = (date: string) => Math.floor(Date.parse(`${date.slice(0, 10)}T00:00:00Z`) / DAY_MS);
+const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("administration console in a browser: a portfolio's orders, allocation and funding, and the events by entity and time", function () {
@@ -28,12 +34,24 @@ describe("administration console in a browser: a portfolio's orders, allocation 
   let page: Page;
   let robo: Doc;
   let emptyFunded: Doc;
+  let dollars: Doc;
+  let krona: Doc;
+  let usdEtf: string;
   let policy: Doc;
   let latest: Doc;
 
   const api = async (method: string, path: string, body?: unknown, expect = (status: number) => status < 300) => {
     const res = await call(`${platform.managementUrl}${path}`, { method, body, token });
     assert.ok(expect(res.status), `${method} ${path}: ${res.status} ${res.text}`);
+    return res.body;
+  };
+  const dataApi = async (path: string, body?: unknown) => {
+    const res = await call(`${platform.dataUrl}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'x-tenant-id': tenant.tenantId, 'x-api-key': tenant.apiKey },
+      body,
+    });
+    assert.equal(res.status, 200, `${path}: ${res.status} ${res.text}`);
     return res.body;
   };
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -85,6 +103,18 @@ describe("administration console in a browser: a portfolio's orders, allocation 
     // Funded by its stored field (write-once, set by a machine client) while it holds nothing at all.
     emptyFunded = await portfolio('Stored Funding', 'USER_MANAGED', {});
     await api('PATCH', `/portfolios/${emptyFunded.id}`, { funded_since: '2026-01-02T03:04:05.000Z' });
+    // A dollar ETF beside euro cash, held since a few business days into the sample's last weeks.
+    usdEtf = (await dollarEtfModel(platform.dataUrl, tenant)).usdEquity[0]!;
+    dollars = await portfolio('Dollar Holdings', 'USER_MANAGED', {});
+    await api('PATCH', `/portfolios/${dollars.id}`, { portfolio: { [usdEtf]: 7, $EUR: 500 } });
+    const priced = await dataApi('/data/reference/query/', { instrument_ids: [usdEtf], fields: ['PRICE_DATE'], fields_extra: [] });
+    const end = dayOf(priced.data[usdEtf].price_date);
+    const days = weekdaysBetween(end - 40, end);
+    await backdatePortfolio(platform.database.db, tenant.tenantId, dollars.id, [days[0]!, days[3]!]);
+    // Cash in a currency the reference data has no rate of.
+    krona = await portfolio('Krona Cash', 'USER_MANAGED', {});
+    await api('PATCH', `/portfolios/${krona.id}`, { portfolio: { $EUR: 100, $ISK: 5000 } });
+    await backdatePortfolio(platform.database.db, tenant.tenantId, krona.id, [days[0]!, days[3]!]);
     await eventsSettled(platform.database.db);
 
     browser = await openBrowser();
@@ -260,6 +290,77 @@ describe("administration console in a browser: a portfolio's orders, allocation 
     assert.equal(await page.locator('table.feed tbody tr').count(), 0);
     assert.match(await page.locator('.feed-state').innerText(), /the request was refused/);
     await shot('events-refused');
+  });
+
+  it("values a dollar ETF in the base currency at the reference rate of its price's date, the rate shown beside it", async () => {
+    const ref = (await dataApi('/data/reference/query/', { instrument_ids: [usdEtf], fields: ['PRICE', 'CURRENCY', 'PRICE_DATE'], fields_extra: [] })).data[
+      usdEtf
+    ];
+    assert.equal(ref.currency, 'USD');
+    const priceDay = dayOf(ref.price_date);
+    const series = await dataApi(`/data/fx-rates/EUR/USD?from=${isoDay(priceDay - 10)}&to=${isoDay(priceDay)}`);
+    const rate = series.data.rates.at(-1) as { date: string; rate: number };
+    assert.ok(rate, 'a EUR/USD rate on or before the price date');
+    const expected = (7 * ref.price) / rate.rate;
+
+    await page.goto(`${platform.managementUrl}/console/#/portfolio/${dollars.id}`);
+    await page.getByRole('heading', { name: 'Portfolio Dollar Holdings' }).waitFor();
+    const row = page.locator(`table.holdings tr[data-key="${usdEtf}"]`);
+    await row.waitFor();
+    const shownValue = Number(await row.getAttribute('data-base-value'));
+    assert.ok(Math.abs(shownValue - expected) <= 0.005 + 1e-9, `${shownValue} shown, ${expected} expected`);
+    assert.equal(Number(await row.getAttribute('data-rate')), rate.rate);
+    assert.match(await row.locator('td.rate').innerText(), new RegExp(`EUR/USD of ${rate.date}`));
+    const total = Number(await page.locator('table.holdings tr.total').getAttribute('data-total'));
+    assert.ok(Math.abs(total - (expected + 500)) <= 0.01, `total ${total}`);
+    assert.doesNotMatch(await page.locator('table.holdings').innerText(), /no EUR\/USD rate/);
+  });
+
+  it('draws the value history of a chosen period with as many points as the interface answers for it', async () => {
+    const asked = page.waitForResponse((res) => res.url().includes(`/portfolios/${dollars.id}/history/`));
+    await page.locator('#history button[data-period="6M"]').click();
+    const response = await asked;
+    assert.equal(response.status(), 200, await response.text());
+    const query = new URL(response.url()).search;
+    assert.match(query, /frequency=D/, 'a young portfolio is shown daily');
+    const history = await api('GET', `/portfolios/${dollars.id}/history/${query}`);
+    assert.ok(history.points.length >= 20, `points: ${history.points.length}`);
+    const chart = page.locator('svg.history-chart');
+    await chart.waitFor();
+    assert.equal(Number(await chart.getAttribute('data-points')), history.points.length);
+    const d = await chart.locator('path.value').getAttribute('d');
+    assert.equal(d!.split(' ').filter((part) => /^[ML]/.test(part)).length, history.points.length, 'one vertex per point');
+    assert.equal(await chart.locator('path.deposits').count(), 1);
+    assert.equal(await chart.locator('path.model-value').count(), 0, 'no policy, no model');
+    const twr = await page.locator('dd[data-summary="Time-weighted return"]').innerText();
+    assert.equal(twr, `${(history.summary.twr * 100).toLocaleString('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} %`);
+    await shot('portfolio-history');
+  });
+
+  it('says a currency without a rate has none, in its row and in the total, instead of converting it at 1, and shows the refused history as its problem', async () => {
+    const rates = await call(
+      `${platform.dataUrl}/data/fx-rates/EUR/ISK?from=${isoDay(dayOf(new Date().toISOString()) - 10)}&to=${isoDay(dayOf(new Date().toISOString()))}`,
+      {
+        headers: { 'x-tenant-id': tenant.tenantId, 'x-api-key': tenant.apiKey },
+      },
+    );
+    assert.equal(rates.status, 404, 'the reference data has no ISK rate');
+    const refused = await call(`${platform.managementUrl}/portfolios/${krona.id}/history/`, { token });
+    assert.equal(refused.status, 422, refused.text);
+
+    await page.goto(`${platform.managementUrl}/console/#/portfolio/${krona.id}`);
+    await page.getByRole('heading', { name: 'Portfolio Krona Cash' }).waitFor();
+    const row = page.locator('table.holdings tr[data-key="$ISK"]');
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-base-value'), null, 'no value in EUR');
+    assert.match(await row.innerText(), /no EUR\/ISK rate/);
+    assert.equal(Number(await page.locator('table.holdings tr.total').getAttribute('data-total')), 100, 'the total leaves the krona out');
+    assert.match(await page.locator('table.holdings tr.total').innerText(), /no EUR\/ISK rate/);
+    const problem = page.locator('#history .problem');
+    await problem.waitFor();
+    assert.match(await problem.locator('.problem-title').innerText(), /^422 /);
+    assert.equal(await problem.locator('.problem-meta code').first().innerText(), refused.body.code);
+    assert.equal(await page.locator('#history svg.history-chart').count(), 0);
   });
 
   it('threw no script error', () => {

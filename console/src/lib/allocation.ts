@@ -1,9 +1,9 @@
 /**
  * A portfolio's allocation against its policy's model portfolio: each position's share of the
- * value in the base currency (holdings valued as valuation.ts does) beside its target weight, cash
- * being what the model leaves over. Positions priced in another currency, or not priced, cannot be
- * weighed without rates the interface does not offer: they are named apart, never guessed. Weights
- * are fractions for a chart, not money. Pure.
+ * value in the base currency (holdings valued and converted as valuation.ts does) beside its target
+ * weight, cash being what the model leaves over. Positions without a price, or in another currency
+ * without a rate, cannot be weighed: they are named apart, never guessed. Weights are fractions
+ * for a chart, not money. Pure.
  */
 import type { HoldingRow } from './valuation.ts';
 
@@ -11,12 +11,13 @@ export type AllocationRow = { key: string; name: string; current: number; model:
 export type Allocation = { rows: AllocationRow[]; unweighed: string[]; total: number };
 
 export function allocation(holdings: readonly HoldingRow[], baseCurrency: string, model: Record<string, number>): Allocation {
-  const weighed = holdings.filter((row) => row.value !== undefined && row.currency === baseCurrency);
+  const inBase = (row: HoldingRow) => row.baseValue ?? (row.currency === baseCurrency ? row.value : undefined);
+  const weighed = holdings.filter((row) => inBase(row) !== undefined);
   const unweighed = holdings.filter((row) => !weighed.includes(row) && row.quantity !== 0).map((row) => row.key);
-  const total = weighed.reduce((sum, row) => sum + row.value!, 0);
+  const total = weighed.reduce((sum, row) => sum + inBase(row)!, 0);
   const cashKey = `$${baseCurrency}`;
   const names = new Map(holdings.map((row) => [row.key, row.name]));
-  const current = new Map(weighed.map((row) => [row.key, total > 0 ? row.value! / total : 0]));
+  const current = new Map(weighed.map((row) => [row.key, total > 0 ? inBase(row)! / total : 0]));
   const modelCash = Math.max(0, 1 - Object.values(model).reduce((sum, w) => sum + w, 0));
   const targets = new Map<string, number>([...Object.entries(model), [cashKey, modelCash]]);
   const keys = [...new Set([...targets.keys(), ...current.keys()])];

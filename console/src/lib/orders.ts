@@ -3,7 +3,17 @@
  * the ORDER transactions that name the optimization (the broker books one per order), else from
  * the optimization's own execution status. Pure.
  */
-export type Order = { shares: number; expected_share_price: number; expected_transaction_cost: number };
+export type Order = {
+  shares: number;
+  expected_share_price: number;
+  expected_transaction_cost: number;
+  /** The next four only for an instrument priced in another currency than the base (docs/adr/0020-optimizer-model.md). */
+  currency?: string;
+  expected_share_price_in_currency?: number;
+  /** The base-currency value of one unit of `currency`. */
+  fx_rate?: number;
+  expected_fx_cost?: number;
+};
 export type OrderTransaction = { instrument_id?: unknown; status?: unknown; type?: unknown };
 export type OrderRow = Order & { isin: string; side: 'buy' | 'sell'; status: string };
 

@@ -66,7 +66,7 @@ export function allocationChart(
       ' ',
       h('span', { class: 'key model' }, `target of ${policyName}`),
       ` · weights of ${formatNumber(total)} ${baseCurrency}`,
-      unweighed.length ? ` · not weighed (no price in ${baseCurrency}): ${unweighed.join(', ')}` : '',
+      unweighed.length ? ` · not weighed (no price, or no rate to ${baseCurrency}): ${unweighed.join(', ')}` : '',
     ),
   );
 }

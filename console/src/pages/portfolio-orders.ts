@@ -2,7 +2,7 @@
 import { ApiProblem } from '@platform/client';
 import type { components } from '@platform/api-types/management';
 import { dataTable, empty, formatNumber, formatTime, h, replace } from '../dom.ts';
-import { orderRows } from '../lib/orders.ts';
+import { orderRows, type Order } from '../lib/orders.ts';
 import { href } from '../lib/route.ts';
 import type { Instrument } from '../lib/valuation.ts';
 import type { PageContext } from '../page.ts';
@@ -37,7 +37,7 @@ export async function latestOrders(
     latest.is_recommended ? ' · recommended' : '',
     ` · ${formatTime(latest.creation_datetime)}`,
   );
-  const orders = latest.orders as Record<string, { shares: number; expected_share_price: number; expected_transaction_cost: number }>;
+  const orders = latest.orders as Record<string, Order>;
   if (Object.keys(orders).length === 0) {
     return replace(area, heading, empty(latest.status_detail ? `No orders: ${latest.status_detail}` : `No orders (${latest.status}).`));
   }
@@ -49,13 +49,24 @@ export async function latestOrders(
     ctx.signal,
   );
   const rows = orderRows(orders, booked.results, latest.execution_status);
+  // The currency columns only when an order needs them: a portfolio trading in its base currency alone reads as it always did.
+  const inCurrency = rows.some((row) => row.currency);
   replace(
     area,
     heading,
     dataTable({
       class: 'data orders',
       caption: 'Orders of the latest optimization',
-      head: ['ISIN', 'Name', 'Side', 'Shares', 'Expected price', 'Expected cost', 'Status'],
+      head: [
+        'ISIN',
+        'Name',
+        'Side',
+        'Shares',
+        'Expected price',
+        'Expected cost',
+        'Status',
+        ...(inCurrency ? ['Currency', 'Price in currency', 'FX rate', 'FX cost'] : []),
+      ],
       body: rows.map((row) =>
         h(
           'tr',
@@ -67,6 +78,14 @@ export async function latestOrders(
           h('td', { class: 'num' }, formatNumber(row.expected_share_price)),
           h('td', { class: 'num' }, formatNumber(row.expected_transaction_cost)),
           h('td', {}, h('span', { class: `badge status-${row.status.replace(/\s+/g, '_')}` }, row.status)),
+          inCurrency
+            ? [
+                h('td', {}, row.currency ?? ''),
+                h('td', { class: 'num' }, formatNumber(row.expected_share_price_in_currency)),
+                h('td', { class: 'num' }, formatNumber(row.fx_rate, 6)),
+                h('td', { class: 'num' }, formatNumber(row.expected_fx_cost)),
+              ]
+            : null,
         ),
       ),
     }),

@@ -3,10 +3,12 @@ import type { components } from '@platform/api-types/management';
 import { cellText, dataTable, empty, formatNumber, formatTime, h, loading, problemView, replace } from '../dom.ts';
 import { fundedSince } from '../lib/funded.ts';
 import { href } from '../lib/route.ts';
-import { valueHoldings, type Instrument } from '../lib/valuation.ts';
+import { transactionLine } from '../lib/transactions.ts';
+import { currenciesToConvert, valueHoldings, type Instrument, type RatesByCurrency, type Valuation } from '../lib/valuation.ts';
 import type { Page, PageContext } from '../page.ts';
 import { eventDetails, type EventPage } from './events.ts';
 import { allocationChart } from './portfolio-allocation.ts';
+import { historySection } from './portfolio-history.ts';
 import { latestOptimization, latestOrders } from './portfolio-orders.ts';
 
 type Doc = Record<string, unknown>;
@@ -20,8 +22,8 @@ type PageOf<P extends { results: unknown[] }, T> = Omit<P, 'results'> & { result
 const EVENT_LIMIT = 10_000;
 
 /**
- * A portfolio: status, holdings valued with the data service's prices, its allocation against its
- * policy's model portfolio, the latest optimization's orders, transactions, optimizations and its
+ * A portfolio: status, holdings valued with the data service's prices in its base currency, its
+ * allocation against its policy's model portfolio, its value history, the latest optimization's orders, transactions, optimizations and its
  * events.
  */
 export const portfolioPage: Page = async (ctx) => {
@@ -38,6 +40,7 @@ export const portfolioPage: Page = async (ctx) => {
   const owner = ((portfolio._embedded ?? {}) as Record<string, Doc>)[cellText(portfolio.owned_by_user_id)];
   const ownerName = owner ? [owner.first_name, owner.last_name].filter(Boolean).join(' ') : '';
   const holdingsOf = (portfolio.portfolio ?? {}) as Record<string, number>;
+  const base = cellText(portfolio.base_currency);
 
   // What several parts of the page need, each read once: the policy, the latest optimization, and
   // the instruments of the holdings, the model and the orders (one reference query for all).
@@ -48,6 +51,7 @@ export const portfolioPage: Page = async (ctx) => {
   const instruments = Promise.all([policy.catch(() => undefined), latest.catch(() => undefined)]).then(([p, o]) =>
     readInstruments(ctx, [...Object.keys(holdingsOf), ...Object.keys(p?.config.model_portfolio ?? {}), ...Object.keys(o?.orders ?? {})]),
   );
+  const valued = instruments.then((read) => valuation(ctx, holdingsOf, read, base));
 
   const policyCell = h('span', {}, policyId ? h('a', { href: href('entity', policyId) }, policyId) : 'none');
   if (policyId) {
@@ -81,12 +85,17 @@ export const portfolioPage: Page = async (ctx) => {
     h(
       'div',
       { class: 'two-columns' },
-      section('holdings', 'Holdings', async (area) => holdings(holdingsOf, await instruments, area)),
+      section('holdings', 'Holdings', async (area) => holdings(holdingsOf, await valued, base, area)),
       section('allocation', 'Allocation against the model portfolio', async (area) => {
-        const [p, read] = await Promise.all([policy, instruments]);
-        const { rows } = valueHoldings(holdingsOf, read.instruments);
-        replace(area, allocationChart(rows, cellText(portfolio.base_currency), p?.config.model_portfolio, p?.name ?? ''));
+        const [p, read] = await Promise.all([policy, valued]);
+        replace(area, allocationChart(read.valuation.rows, base, p?.config.model_portfolio, p?.name ?? ''));
       }),
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'history-title-heading', id: 'history' },
+      h('h2', { id: 'history-title-heading' }, 'History'),
+      historySection(ctx, id, cellText(portfolio.creation_datetime), Boolean(policyId)),
     ),
     section('orders', 'Orders of the latest optimization', async (area) => latestOrders(ctx, id, await latest, (await instruments).instruments, area)),
     h(
@@ -122,7 +131,7 @@ async function readInstruments(ctx: PageContext, keys: string[]): Promise<Instru
     const answer = await ctx.session.data<{ data: Record<string, Instrument> }>(
       'POST',
       '/data/reference/query/',
-      { instrument_ids: isins, fields: ['NAME', 'PRICE', 'CURRENCY'], fields_extra: [] },
+      { instrument_ids: isins, fields: ['NAME', 'PRICE', 'CURRENCY', 'PRICE_DATE'], fields_extra: [] },
       ctx.signal,
     );
     return { instruments: answer.data, note: null };
@@ -132,6 +141,50 @@ async function readInstruments(ctx: PageContext, keys: string[]): Promise<Instru
       note: h('div', {}, h('p', { class: 'state notice' }, 'The prices could not be read from the data service:'), problemView(error)),
     };
   }
+}
+
+type Valued = { valuation: Valuation; notes: (HTMLElement | null)[] };
+
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** How far before the oldest price date the rates are read: the data service's age bound, with room for holidays. */
+const RATE_LOOKBACK_DAYS = 10;
+
+/**
+ * The holdings valued in the base currency: the rates of every other currency held, read from the
+ * data service over the dates the values are as of (each price's date, today for cash); a series
+ * that cannot be read leaves its rows unconverted, said so, never at 1.
+ */
+async function valuation(ctx: PageContext, holdingsOf: Record<string, number>, read: Instruments, base: string): Promise<Valued> {
+  const today = isoDay(Date.now());
+  const currencies = currenciesToConvert(holdingsOf, read.instruments, base);
+  const rates: RatesByCurrency = {};
+  const notes: (HTMLElement | null)[] = [read.note];
+  if (currencies.length > 0 && ctx.session.hasData) {
+    const dates = Object.values(read.instruments).flatMap((i) => (i.price_date ? [i.price_date] : []));
+    const oldest = [today, ...dates].sort()[0]!;
+    const from = isoDay(Date.parse(`${oldest}T00:00:00Z`) - RATE_LOOKBACK_DAYS * 86_400_000);
+    await Promise.all(
+      currencies.map(async (currency) => {
+        try {
+          const answer = await ctx.session.data<{ data: { rates: { date: string; rate: number }[] } }>(
+            'GET',
+            `/data/fx-rates/${encodeURIComponent(base)}/${encodeURIComponent(currency)}?from=${from}&to=${today}`,
+            undefined,
+            ctx.signal,
+          );
+          rates[currency] = answer.data.rates;
+        } catch (error) {
+          // A currency the reference data has no rate of (404) is a missing rate like any other.
+          if (!(error instanceof ApiProblem && error.status === 404)) {
+            notes.push(
+              h('div', {}, h('p', { class: 'state notice' }, `The ${base}/${currency} rates could not be read from the data service:`), problemView(error)),
+            );
+          }
+        }
+      }),
+    );
+  }
+  return { valuation: valueHoldings(holdingsOf, read.instruments, { base, rates, asOf: today }), notes };
 }
 
 /** "Funded since" from the holdings and the first settled deposit (lib/funded.ts says why not the stored funded_since alone). */
@@ -157,31 +210,65 @@ async function funded(ctx: PageContext, id: string, holdingsOf: Record<string, n
   replace(cell, h('span', { 'data-funded': 'unknown' }, 'holds positions without a settled deposit'), recorded);
 }
 
-function holdings(positions: Record<string, number>, read: Instruments, area: HTMLElement): void {
+const missingText = (pair: string) => `no ${pair} rate`;
+
+function holdings(positions: Record<string, number>, read: Valued, base: string, area: HTMLElement): void {
   if (Object.keys(positions).length === 0) return replace(area, empty('No holdings yet.'));
-  const { rows, totals } = valueHoldings(positions, read.instruments);
+  const { rows, totals, total, missing } = read.valuation;
+  const converted = Object.keys(totals).some((currency) => currency !== base);
   replace(
     area,
-    read.note,
+    read.notes,
     dataTable({
       class: 'data holdings',
-      caption: 'Holdings and their values',
-      head: ['Position', 'Name', 'Quantity', 'Price', 'Value', 'Currency'],
+      caption: `Holdings and their values in ${base}`,
+      head: ['Position', 'Name', 'Quantity', 'Price', 'Currency', 'Rate', `Value (${base})`],
       body: rows.map((row) =>
         h(
           'tr',
-          {},
+          { 'data-key': row.key, 'data-base-value': row.baseValue === undefined ? null : row.baseValue.toFixed(2), 'data-rate': row.rate?.rate ?? null },
           h('th', { scope: 'row', class: 'mono' }, row.key),
           h('td', {}, row.name),
           h('td', { class: 'num' }, formatNumber(row.quantity, row.cash ? 2 : 0)),
           h('td', { class: 'num' }, row.cash ? '' : formatNumber(row.price)),
-          h('td', { class: 'num' }, formatNumber(row.value)),
           h('td', {}, row.currency ?? ''),
+          h(
+            'td',
+            { class: 'num rate' },
+            row.rate ? [formatNumber(row.rate.rate, 4), ' ', h('span', { class: 'hint' }, `${row.rate.pair} of ${row.rate.date}`)] : '',
+            row.missingRate ? h('span', { class: 'missing-rate' }, missingText(row.missingRate)) : '',
+          ),
+          h(
+            'td',
+            { class: 'num' },
+            row.baseValue !== undefined ? formatNumber(row.baseValue) : '',
+            row.missingRate && row.value !== undefined ? h('span', { class: 'hint' }, `${formatNumber(row.value)} ${row.currency ?? ''}`) : '',
+          ),
         ),
       ),
-      foot: Object.entries(totals).map(([currency, total]) =>
-        h('tr', {}, h('th', { scope: 'row', colspan: '4' }, `Total in ${currency}`), h('td', { class: 'num' }, formatNumber(total)), h('td', {}, currency)),
-      ),
+      foot: [
+        h(
+          'tr',
+          { class: 'total', 'data-total': total === undefined ? null : total.toFixed(2) },
+          h(
+            'th',
+            { scope: 'row', colspan: '6' },
+            `Total in ${base}`,
+            missing.length ? ` (${missing.map(missingText).join(', ')}: those positions left out)` : '',
+          ),
+          h('td', { class: 'num' }, formatNumber(total)),
+        ),
+        converted
+          ? Object.entries(totals).map(([currency, sum]) =>
+              h(
+                'tr',
+                { class: 'per-currency' },
+                h('th', { scope: 'row', colspan: '6' }, `Held in ${currency}`),
+                h('td', { class: 'num' }, `${formatNumber(sum)} ${currency}`),
+              ),
+            )
+          : null,
+      ],
     }),
   );
 }
@@ -200,18 +287,19 @@ async function transactions(ctx: PageContext, id: string, area: HTMLElement): Pr
     h('p', { class: 'count' }, `${page.results.length} of ${page.count}, newest first`),
     dataTable({
       head: ['Id', 'Type', 'Status', 'Position', 'Quantity', 'Time'],
-      body: page.results.map((t) =>
-        h(
+      body: page.results.map((t) => {
+        const line = transactionLine(t);
+        return h(
           'tr',
-          {},
+          { 'data-type': cellText(t.type) },
           h('td', {}, h('a', { class: 'mono', href: href('entity', cellText(t.id), { parent: id }) }, cellText(t.id).slice(0, 10) + '…')),
           h('td', {}, cellText(t.type)),
           h('td', {}, cellText(t.status)),
-          h('td', { class: 'mono' }, cellText(t.instrument_id ?? (t.currency ? `$${cellText(t.currency)}` : ''))),
-          h('td', { class: 'num' }, cellText(t.quantity)),
+          h('td', { class: 'mono' }, line.position),
+          h('td', { class: 'num' }, line.amount, line.detail ? h('span', { class: 'hint' }, ` ${line.detail}`) : null),
           h('td', { class: 'nowrap' }, formatTime(t.datetime)),
-        ),
-      ),
+        );
+      }),
     }),
   );
 }
