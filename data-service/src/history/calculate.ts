@@ -1,6 +1,6 @@
 import { formatDay } from '../simulation/dates.ts';
 import { dailySeries, type DailySeries } from './daily.ts';
-import type { FxTable, HistoryFrequency, HistoryRequest, PriceTable } from './input.ts';
+import type { FxAges, FxTable, HistoryFrequency, HistoryRequest, PriceTable } from './input.ts';
 import { modelSeries, type ModelSeries } from './model-series.ts';
 import { toCents, toReturn } from './rounding.ts';
 import { samplePositions } from './sampling.ts';
@@ -41,8 +41,8 @@ export type HistoryAnswer = {
 /** The unrounded daily series, for the answer and for checks that need every day. */
 export type HistorySeries = { timeline: Timeline; daily: DailySeries; model?: ModelSeries; moneyWeighted: number | null };
 
-export function historySeries(request: HistoryRequest, prices: PriceTable, fx: FxTable): HistorySeries {
-  const timeline = buildTimeline(request, prices, fx);
+export function historySeries(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): HistorySeries {
+  const timeline = buildTimeline(request, prices, fx, ages);
   const daily = dailySeries(timeline);
   const prior = timeline.offset > 0 ? prices.days[timeline.offset - 1] : undefined;
   const model = modelSeries(timeline, daily.value[0]!, prior);
@@ -68,8 +68,8 @@ function moneyWeighted({ days, flows }: Timeline, { value }: DailySeries): numbe
  * A portfolio's value history and returns (docs/adr/0058-portfolio-history.md): computed every
  * business day of the period, shown at the request's frequency, rounded at output only.
  */
-export function portfolioHistory(request: HistoryRequest, prices: PriceTable, fx: FxTable): HistoryAnswer {
-  const { timeline, daily, model, moneyWeighted: mwr } = historySeries(request, prices, fx);
+export function portfolioHistory(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): HistoryAnswer {
+  const { timeline, daily, model, moneyWeighted: mwr } = historySeries(request, prices, fx, ages);
   const positions = samplePositions(timeline.days, request.frequency);
   const points = Array.from(positions, (t): HistoryPoint => {
     const point: HistoryPoint = {

@@ -5,7 +5,7 @@ import type { FxReader } from '../fx/store.ts';
 import { formatDay, parseDay } from '../simulation/dates.ts';
 import type { DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';
-import type { FxTable, HistoryRequest, PriceTable } from './input.ts';
+import type { FxLeg, FxTable, HistoryRequest, PriceTable } from './input.ts';
 
 /**
  * Days the calendar starts before `from`: a close or rate of the last weekday before the period is
@@ -76,36 +76,53 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
 /**
  * The base-currency value of one unit of each of `currencies` on the calendar's days, through EUR
  * (rates are units per 1 EUR): rate(base) / rate(currency). A day without a published rate keeps
- * the last one before it; a currency with no rate at all is left out, and the calculator refuses it
- * where the request names it.
+ * the last one before it, and `legs` says the day of each leg's rate so that the calculator can
+ * refuse one older than the limit; a currency with no rate at all is left out, and the calculator
+ * refuses it where the request names it.
  */
-export async function readFxTable(fx: FxReader, days: Int32Array, currencies: readonly string[], base: string): Promise<FxTable> {
+export async function readFxTable(
+  fx: FxReader,
+  days: Int32Array,
+  currencies: readonly string[],
+  base: string,
+): Promise<{ table: FxTable; legs: Map<string, FxLeg[]> }> {
   const table = new Map<string, Float64Array>();
+  const legs = new Map<string, FxLeg[]>();
   const wanted = currencies.filter((c) => c !== base);
-  if (wanted.length === 0 || days.length === 0) return table;
+  if (wanted.length === 0 || days.length === 0) return { table, legs };
   const rates = await fx([...wanted, base], { from: formatDay(days[0]!), to: formatDay(days[days.length - 1]!) });
-  const perUnitEuro = (currency: string): Float64Array | undefined => {
-    if (currency === FX_BASE) return new Float64Array(days.length).fill(1);
+  const perUnitEuro = (currency: string): { rate: Float64Array; leg?: FxLeg } | undefined => {
+    if (currency === FX_BASE) return { rate: new Float64Array(days.length).fill(1) };
     const published = rates.get(currency);
     if (!published || published.length === 0) return undefined;
     const series = new Float64Array(days.length).fill(NaN);
+    const on = new Float64Array(days.length).fill(NaN);
     let next = 0;
     let last = NaN;
+    let lastDay = NaN;
     for (let k = 0; k < days.length; k++) {
-      while (next < published.length && parseDay(published[next]!.date)! <= days[k]!) last = published[next++]!.rate.toNumber();
+      while (next < published.length && parseDay(published[next]!.date)! <= days[k]!) {
+        last = published[next]!.rate.toNumber();
+        lastDay = parseDay(published[next++]!.date)!;
+      }
       series[k] = last;
+      on[k] = lastDay;
     }
-    return series;
+    return { rate: series, leg: { currency, published: on } };
   };
   const baseRate = perUnitEuro(base);
-  if (!baseRate) return table;
+  if (!baseRate) return { table, legs };
   for (const currency of wanted) {
-    const rate = perUnitEuro(currency);
-    if (rate)
-      table.set(
-        currency,
-        rate.map((r, k) => baseRate[k]! / r),
-      );
+    const euro = perUnitEuro(currency);
+    if (!euro) continue;
+    table.set(
+      currency,
+      euro.rate.map((r, k) => baseRate.rate[k]! / r),
+    );
+    legs.set(
+      currency,
+      [euro.leg, baseRate.leg].filter((leg): leg is FxLeg => leg !== undefined),
+    );
   }
-  return table;
+  return { table, legs };
 }
