@@ -4,7 +4,7 @@ import type { FxAges, FxTable, HistoryFrequency, HistoryRequest, PriceTable } fr
 import { modelSeries, type ModelSeries } from './model-series.ts';
 import { toCents, toReturn } from './rounding.ts';
 import { samplePositions } from './sampling.ts';
-import { buildTimeline, type Timeline } from './timeline.ts';
+import { buildTimeline, periodBounds, type Timeline } from './timeline.ts';
 import { xirr } from './xirr.ts';
 
 /** One shown date. Money in the base currency to the cent; returns as fractions to 1e-8. */
@@ -27,12 +27,13 @@ export type HistoryAnswer = {
   base_currency: string;
   frequency: HistoryFrequency;
   points: HistoryPoint[];
+  /** Every figure null when the period has no business day with prices (and no points). */
   summary: {
-    start_value: number;
-    end_value: number;
-    net_deposits: number;
-    twr: number;
-    max_drawdown: number;
+    start_value: number | null;
+    end_value: number | null;
+    net_deposits: number | null;
+    twr: number | null;
+    max_drawdown: number | null;
     /** Annual money-weighted return (XIRR) of the period; null when it has none. */
     money_weighted_return: number | null;
   };
@@ -69,6 +70,11 @@ function moneyWeighted({ days, flows }: Timeline, { value }: DailySeries): numbe
  * business day of the period, shown at the request's frequency, rounded at output only.
  */
 export function portfolioHistory(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): HistoryAnswer {
+  const { first, end } = periodBounds(request, prices);
+  if (end === first) {
+    const none = { start_value: null, end_value: null, net_deposits: null, twr: null, max_drawdown: null, money_weighted_return: null };
+    return { base_currency: request.base_currency, frequency: request.frequency, points: [], summary: none };
+  }
   const { timeline, daily, model, moneyWeighted: mwr } = historySeries(request, prices, fx, ages);
   const positions = samplePositions(timeline.days, request.frequency);
   const points = Array.from(positions, (t): HistoryPoint => {

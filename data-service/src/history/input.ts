@@ -48,6 +48,11 @@ export type PriceTable = {
   isins: readonly string[];
   currencies: readonly string[];
   closes: readonly Float64Array[];
+  /**
+   * The reference data's last day with a close (days since 1970-01-01), when known: the period's
+   * days end there, a close is not carried past the data into days not yet priced.
+   */
+  lastClose?: number;
 };
 
 /**

@@ -41,7 +41,7 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
   const days = weekdays(parseDay(range.from)! - LEAD_DAYS, parseDay(range.to)!);
   if (isins.length === 0 || days.length === 0) return { days, isins: [], currencies: [], closes: [] };
   const first = formatDay(days[0]!);
-  const rows = await duck.use(async ({ conn, ref }) => {
+  const { rows, lastClose } = await duck.use(async ({ conn, ref }) => {
     const p = new SqlParams();
     const wanted = p.textList(isins);
     const start = p.text(first);
@@ -55,7 +55,9 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
         from ${ref}.prices p join wanted using (isin) where p.date < ${start}::date and p.close > 0 group by p.isin)
       select c.isin, i.currency, c.day, c.close, c.carried
       from (select * from inside union all select * from before) c join ${ref}.instruments i using (isin)`;
-    return (await conn.runAndReadAll(sql, p.values, p.types)).getRows();
+    const closes = (await conn.runAndReadAll(sql, p.values, p.types)).getRows();
+    const last = (await conn.runAndReadAll(`select (max(date) - date '1970-01-01')::integer from ${ref}.prices`)).getRows()[0]?.[0];
+    return { rows: closes, lastClose: last === null || last === undefined ? undefined : Number(last) };
   });
   const position = new Map<number, number>();
   days.forEach((day, k) => position.set(day, k));
@@ -70,7 +72,7 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
     column.closes[k] = Number(close);
   }
   const held = [...columns.keys()].sort();
-  return { days, isins: held, currencies: held.map((i) => columns.get(i)!.currency), closes: held.map((i) => columns.get(i)!.closes) };
+  return { days, isins: held, currencies: held.map((i) => columns.get(i)!.currency), closes: held.map((i) => columns.get(i)!.closes), lastClose };
 }
 
 /**

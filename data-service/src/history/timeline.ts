@@ -68,6 +68,22 @@ const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
  * `ages`, when given, refuses a rate older than its limit on a day it converts a holding, the
  * model or a flow (docs/adr/0057-fx-rates.md); without it the last rate is carried on.
  */
+/**
+ * The period's days in the price table, `[first, end)`: its business days from `from` to `to`, and
+ * none after the reference data's last close. Empty when there is none (a weekend, or a period
+ * after the data), which is not an error: the answer then has no points.
+ */
+export function periodBounds(request: HistoryRequest, prices: PriceTable): { first: number; end: number } {
+  const from = day(request.from, ['from']);
+  const to = Math.min(day(request.to, ['to']), prices.lastClose ?? Infinity);
+  if (day(request.to, ['to']) < from) throw new InvalidValue(['to'], 'must not be before from');
+  let first = 0;
+  while (first < prices.days.length && prices.days[first]! < from) first++;
+  let end = first;
+  while (end < prices.days.length && prices.days[end]! <= to) end++;
+  return { first, end };
+}
+
 export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): Timeline {
   if (!Array.isArray(request.versions)) throw new InvalidValue(['versions'], 'must be a list');
   if (!Array.isArray(request.flows)) throw new InvalidValue(['flows'], 'must be a list');
@@ -77,13 +93,7 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
   if (request.model !== undefined && !isRecord(request.model?.weights)) throw new InvalidValue(['model', 'weights'], 'must be an object of weights by ISIN');
   if (!HISTORY_FREQUENCIES.includes(request.frequency)) throw new InvalidValue(['frequency'], `must be one of ${HISTORY_FREQUENCIES.join(', ')}`);
   if (!CURRENCY.test(request.base_currency)) throw new InvalidValue(['base_currency'], 'must be a currency code (EUR)');
-  const from = day(request.from, ['from']);
-  const to = day(request.to, ['to']);
-  if (to < from) throw new InvalidValue(['to'], 'must not be before from');
-  let first = 0;
-  while (first < prices.days.length && prices.days[first]! < from) first++;
-  let end = first;
-  while (end < prices.days.length && prices.days[end]! <= to) end++;
+  const { first, end } = periodBounds(request, prices);
   if (end === first) throw new InvalidValue(['from'], `no business day with prices from ${request.from} to ${request.to}`);
   const days = prices.days.subarray(first, end);
   const n = days.length;
