@@ -4082,12 +4082,13 @@ export interface components {
             /** @enum {string} */
             frequency: "D" | "W" | "M";
             points: components["schemas"]["PortfolioHistoryPoint"][];
+            /** @description Every figure null, and no points, when the period holds no business day with prices (a weekend, or after the reference data's last close). */
             summary: {
-                start_value: number;
-                end_value: number;
-                net_deposits: number;
-                twr: number;
-                max_drawdown: number;
+                start_value: number | null;
+                end_value: number | null;
+                net_deposits: number | null;
+                twr: number | null;
+                max_drawdown: number | null;
                 /** @description Annual money-weighted return (XIRR) of the period; null when it has none. */
                 money_weighted_return: number | null;
             };

@@ -1,10 +1,10 @@
 import { formatDay } from '../simulation/dates.ts';
 import { dailySeries, type DailySeries } from './daily.ts';
-import type { FxTable, HistoryFrequency, HistoryRequest, PriceTable } from './input.ts';
+import type { FxAges, FxTable, HistoryFrequency, HistoryRequest, PriceTable } from './input.ts';
 import { modelSeries, type ModelSeries } from './model-series.ts';
 import { toCents, toReturn } from './rounding.ts';
 import { samplePositions } from './sampling.ts';
-import { buildTimeline, type Timeline } from './timeline.ts';
+import { buildTimeline, periodBounds, type Timeline } from './timeline.ts';
 import { xirr } from './xirr.ts';
 
 /** One shown date. Money in the base currency to the cent; returns as fractions to 1e-8. */
@@ -27,12 +27,13 @@ export type HistoryAnswer = {
   base_currency: string;
   frequency: HistoryFrequency;
   points: HistoryPoint[];
+  /** Every figure null when the period has no business day with prices (and no points). */
   summary: {
-    start_value: number;
-    end_value: number;
-    net_deposits: number;
-    twr: number;
-    max_drawdown: number;
+    start_value: number | null;
+    end_value: number | null;
+    net_deposits: number | null;
+    twr: number | null;
+    max_drawdown: number | null;
     /** Annual money-weighted return (XIRR) of the period; null when it has none. */
     money_weighted_return: number | null;
   };
@@ -41,8 +42,8 @@ export type HistoryAnswer = {
 /** The unrounded daily series, for the answer and for checks that need every day. */
 export type HistorySeries = { timeline: Timeline; daily: DailySeries; model?: ModelSeries; moneyWeighted: number | null };
 
-export function historySeries(request: HistoryRequest, prices: PriceTable, fx: FxTable): HistorySeries {
-  const timeline = buildTimeline(request, prices, fx);
+export function historySeries(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): HistorySeries {
+  const timeline = buildTimeline(request, prices, fx, ages);
   const daily = dailySeries(timeline);
   const prior = timeline.offset > 0 ? prices.days[timeline.offset - 1] : undefined;
   const model = modelSeries(timeline, daily.value[0]!, prior);
@@ -68,8 +69,13 @@ function moneyWeighted({ days, flows }: Timeline, { value }: DailySeries): numbe
  * A portfolio's value history and returns (docs/adr/0058-portfolio-history.md): computed every
  * business day of the period, shown at the request's frequency, rounded at output only.
  */
-export function portfolioHistory(request: HistoryRequest, prices: PriceTable, fx: FxTable): HistoryAnswer {
-  const { timeline, daily, model, moneyWeighted: mwr } = historySeries(request, prices, fx);
+export function portfolioHistory(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): HistoryAnswer {
+  const { first, end } = periodBounds(request, prices);
+  if (end === first) {
+    const none = { start_value: null, end_value: null, net_deposits: null, twr: null, max_drawdown: null, money_weighted_return: null };
+    return { base_currency: request.base_currency, frequency: request.frequency, points: [], summary: none };
+  }
+  const { timeline, daily, model, moneyWeighted: mwr } = historySeries(request, prices, fx, ages);
   const positions = samplePositions(timeline.days, request.frequency);
   const points = Array.from(positions, (t): HistoryPoint => {
     const point: HistoryPoint = {

@@ -48,6 +48,11 @@ export type PriceTable = {
   isins: readonly string[];
   currencies: readonly string[];
   closes: readonly Float64Array[];
+  /**
+   * The reference data's last day with a close (days since 1970-01-01), when known: the period's
+   * days end there, a close is not carried past the data into days not yet priced.
+   */
+  lastClose?: number;
 };
 
 /**
@@ -55,3 +60,12 @@ export type PriceTable = {
  * NaN where there is none (the last rate before it is used). The base currency needs no entry.
  */
 export type FxTable = ReadonlyMap<string, Float64Array>;
+
+/**
+ * Where the rates of an FxTable come from, to refuse an old one (docs/adr/0057-fx-rates.md): per
+ * currency, its legs through EUR (the currency and the base currency, EUR itself needing none), each
+ * with the day (since 1970-01-01) of the rate it uses on each of the price table's days, NaN before
+ * its first.
+ */
+export type FxLeg = { currency: string; published: Float64Array };
+export type FxAges = { maxAgeDays: number; legs: ReadonlyMap<string, readonly FxLeg[]> };

@@ -23,7 +23,8 @@ export const HISTORY_QUEUE = 'history';
 export const MAX_HISTORY_POINTS = 4000;
 export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';
 
-export type HistoryResponderDeps = { nats: NatsConnection; duck: DuckStore; fx: FxReader; logger: Logger };
+/** `fxMaxAgeDays`: the oldest rate that converts, FX_MAX_AGE_DAYS (docs/adr/0057-fx-rates.md). */
+export type HistoryResponderDeps = { nats: NatsConnection; duck: DuckStore; fx: FxReader; fxMaxAgeDays: number; logger: Logger };
 export type HistoryReplyBytes = { data: Uint8Array | string; contentType: string };
 
 class Refused extends Error {
@@ -72,7 +73,7 @@ async function historyReply(
     const named = namedInRequest(calculation);
     const prices = await readPriceTable(deps.duck, named.isins, request);
     const fx = await readFxTable(deps.fx, prices.days, [...named.currencies, ...prices.currencies], request.base_currency);
-    const answer = portfolioHistory(calculation, prices, fx);
+    const answer = portfolioHistory(calculation, prices, fx.table, { maxAgeDays: deps.fxMaxAgeDays, legs: fx.legs });
     if (request.format === 'arrow') return { data: historyToArrow(answer), contentType: ARROW_STREAM };
     return json({ history: answer });
   } catch (error) {

@@ -5,7 +5,7 @@ import type { FxReader } from '../fx/store.ts';
 import { formatDay, parseDay } from '../simulation/dates.ts';
 import type { DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';
-import type { FxTable, HistoryRequest, PriceTable } from './input.ts';
+import type { FxLeg, FxTable, HistoryRequest, PriceTable } from './input.ts';
 
 /**
  * Days the calendar starts before `from`: a close or rate of the last weekday before the period is
@@ -41,71 +41,103 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
   const days = weekdays(parseDay(range.from)! - LEAD_DAYS, parseDay(range.to)!);
   if (isins.length === 0 || days.length === 0) return { days, isins: [], currencies: [], closes: [] };
   const first = formatDay(days[0]!);
-  const rows = await duck.use(async ({ conn, ref }) => {
+  const { columnsOf, currencyOf, lastClose } = await duck.use(async ({ conn, ref }) => {
     const p = new SqlParams();
     const wanted = p.textList(isins);
     const start = p.text(first);
     const end = p.text(range.to);
+    // Numbers only, the ISIN as its place in the list: turning 50,000 rows of text into JavaScript
+    // values cost four times the query (bench/history.ts).
     const sql = `with wanted as (select unnest(${wanted}) as isin),
       inside as (
-        select p.isin, (p.date - date '1970-01-01')::integer as day, p.close::double as close, false as carried
+        select p.isin, (p.date - date '1970-01-01')::integer as day, p.close::double as close, 0 as carried
         from ${ref}.prices p join wanted using (isin) where p.date between ${start}::date and ${end}::date and p.close > 0),
       before as (
-        select p.isin, (${start}::date - date '1970-01-01')::integer as day, arg_max(p.close, p.date)::double as close, true as carried
+        select p.isin, (${start}::date - date '1970-01-01')::integer as day, arg_max(p.close, p.date)::double as close, 1 as carried
         from ${ref}.prices p join wanted using (isin) where p.date < ${start}::date and p.close > 0 group by p.isin)
-      select c.isin, i.currency, c.day, c.close, c.carried
-      from (select * from inside union all select * from before) c join ${ref}.instruments i using (isin)`;
-    return (await conn.runAndReadAll(sql, p.values, p.types)).getRows();
+      select list_position(${wanted}, c.isin)::integer as k, c.day, c.close, c.carried
+      from (select * from inside union all select * from before) c`;
+    const read = (await conn.runAndReadAll(sql, p.values, p.types)).getColumnsJS();
+    const q = new SqlParams();
+    const currencies = (
+      await conn.runAndReadAll(`select isin, currency from ${ref}.instruments where isin in (select unnest(${q.textList(isins)}))`, q.values, q.types)
+    ).getRows();
+    const last = (await conn.runAndReadAll(`select (max(date) - date '1970-01-01')::integer from ${ref}.prices`)).getRows()[0]?.[0];
+    return {
+      columnsOf: read,
+      currencyOf: new Map(currencies.map(([isin, currency]) => [String(isin), String(currency)])),
+      lastClose: last === null || last === undefined ? undefined : Number(last),
+    };
   });
   const position = new Map<number, number>();
   days.forEach((day, k) => position.set(day, k));
   const columns = new Map<string, { currency: string; closes: Float64Array }>();
-  for (const [isin, currency, day, close, carried] of rows) {
-    const key = String(isin);
+  const [places = [], closeDays = [], closes = [], carriedFlags = []] = columnsOf;
+  for (let r = 0; r < places.length; r++) {
+    const key = isins[Number(places[r]) - 1]!;
+    const currency = currencyOf.get(key);
+    if (currency === undefined) continue; // not an instrument of the reference data
     let column = columns.get(key);
-    if (!column) columns.set(key, (column = { currency: String(currency), closes: new Float64Array(days.length).fill(NaN) }));
-    const k = position.get(Number(day));
+    if (!column) columns.set(key, (column = { currency, closes: new Float64Array(days.length).fill(NaN) }));
+    const k = position.get(Number(closeDays[r]));
     // A close on a weekend is not on the calendar; a carried close never overwrites the day's own.
-    if (k === undefined || (carried === true && !Number.isNaN(column.closes[k]!))) continue;
-    column.closes[k] = Number(close);
+    if (k === undefined || (Number(carriedFlags[r]) === 1 && !Number.isNaN(column.closes[k]!))) continue;
+    column.closes[k] = Number(closes[r]);
   }
   const held = [...columns.keys()].sort();
-  return { days, isins: held, currencies: held.map((i) => columns.get(i)!.currency), closes: held.map((i) => columns.get(i)!.closes) };
+  return { days, isins: held, currencies: held.map((i) => columns.get(i)!.currency), closes: held.map((i) => columns.get(i)!.closes), lastClose };
 }
 
 /**
  * The base-currency value of one unit of each of `currencies` on the calendar's days, through EUR
  * (rates are units per 1 EUR): rate(base) / rate(currency). A day without a published rate keeps
- * the last one before it; a currency with no rate at all is left out, and the calculator refuses it
- * where the request names it.
+ * the last one before it, and `legs` says the day of each leg's rate so that the calculator can
+ * refuse one older than the limit; a currency with no rate at all is left out, and the calculator
+ * refuses it where the request names it.
  */
-export async function readFxTable(fx: FxReader, days: Int32Array, currencies: readonly string[], base: string): Promise<FxTable> {
+export async function readFxTable(
+  fx: FxReader,
+  days: Int32Array,
+  currencies: readonly string[],
+  base: string,
+): Promise<{ table: FxTable; legs: Map<string, FxLeg[]> }> {
   const table = new Map<string, Float64Array>();
+  const legs = new Map<string, FxLeg[]>();
   const wanted = currencies.filter((c) => c !== base);
-  if (wanted.length === 0 || days.length === 0) return table;
+  if (wanted.length === 0 || days.length === 0) return { table, legs };
   const rates = await fx([...wanted, base], { from: formatDay(days[0]!), to: formatDay(days[days.length - 1]!) });
-  const perUnitEuro = (currency: string): Float64Array | undefined => {
-    if (currency === FX_BASE) return new Float64Array(days.length).fill(1);
+  const perUnitEuro = (currency: string): { rate: Float64Array; leg?: FxLeg } | undefined => {
+    if (currency === FX_BASE) return { rate: new Float64Array(days.length).fill(1) };
     const published = rates.get(currency);
     if (!published || published.length === 0) return undefined;
     const series = new Float64Array(days.length).fill(NaN);
+    const on = new Float64Array(days.length).fill(NaN);
     let next = 0;
     let last = NaN;
+    let lastDay = NaN;
     for (let k = 0; k < days.length; k++) {
-      while (next < published.length && parseDay(published[next]!.date)! <= days[k]!) last = published[next++]!.rate.toNumber();
+      while (next < published.length && parseDay(published[next]!.date)! <= days[k]!) {
+        last = published[next]!.rate.toNumber();
+        lastDay = parseDay(published[next++]!.date)!;
+      }
       series[k] = last;
+      on[k] = lastDay;
     }
-    return series;
+    return { rate: series, leg: { currency, published: on } };
   };
   const baseRate = perUnitEuro(base);
-  if (!baseRate) return table;
+  if (!baseRate) return { table, legs };
   for (const currency of wanted) {
-    const rate = perUnitEuro(currency);
-    if (rate)
-      table.set(
-        currency,
-        rate.map((r, k) => baseRate[k]! / r),
-      );
+    const euro = perUnitEuro(currency);
+    if (!euro) continue;
+    table.set(
+      currency,
+      euro.rate.map((r, k) => baseRate.rate[k]! / r),
+    );
+    legs.set(
+      currency,
+      [euro.leg, baseRate.leg].filter((leg): leg is FxLeg => leg !== undefined),
+    );
   }
-  return table;
+  return { table, legs };
 }

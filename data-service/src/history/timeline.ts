@@ -1,6 +1,7 @@
 import { InvalidValue, UnknownValue, type Loc } from '../domain/errors.ts';
+import { FX_BASE } from '../fx/convert.ts';
 import { formatDay, parseDay } from '../simulation/dates.ts';
-import { HISTORY_FREQUENCIES, type DecimalInput, type FxTable, type HistoryRequest, type PriceTable } from './input.ts';
+import { HISTORY_FREQUENCIES, type DecimalInput, type FxAges, type FxTable, type HistoryRequest, type PriceTable } from './input.ts';
 
 /**
  * The request laid on the price table's days: which days are in the period, what each holding is
@@ -63,7 +64,27 @@ function carried(series: Float64Array, into: Float64Array, offset: number): void
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: FxTable): Timeline {
+/**
+ * `ages`, when given, refuses a rate older than its limit on a day it converts a holding, the
+ * model or a flow (docs/adr/0057-fx-rates.md); without it the last rate is carried on.
+ */
+/**
+ * The period's days in the price table, `[first, end)`: its business days from `from` to `to`, and
+ * none after the reference data's last close. Empty when there is none (a weekend, or a period
+ * after the data), which is not an error: the answer then has no points.
+ */
+export function periodBounds(request: HistoryRequest, prices: PriceTable): { first: number; end: number } {
+  const from = day(request.from, ['from']);
+  const to = Math.min(day(request.to, ['to']), prices.lastClose ?? Infinity);
+  if (day(request.to, ['to']) < from) throw new InvalidValue(['to'], 'must not be before from');
+  let first = 0;
+  while (first < prices.days.length && prices.days[first]! < from) first++;
+  let end = first;
+  while (end < prices.days.length && prices.days[end]! <= to) end++;
+  return { first, end };
+}
+
+export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: FxTable, ages?: FxAges): Timeline {
   if (!Array.isArray(request.versions)) throw new InvalidValue(['versions'], 'must be a list');
   if (!Array.isArray(request.flows)) throw new InvalidValue(['flows'], 'must be a list');
   request.versions.forEach((version, v) => {
@@ -72,13 +93,7 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
   if (request.model !== undefined && !isRecord(request.model?.weights)) throw new InvalidValue(['model', 'weights'], 'must be an object of weights by ISIN');
   if (!HISTORY_FREQUENCIES.includes(request.frequency)) throw new InvalidValue(['frequency'], `must be one of ${HISTORY_FREQUENCIES.join(', ')}`);
   if (!CURRENCY.test(request.base_currency)) throw new InvalidValue(['base_currency'], 'must be a currency code (EUR)');
-  const from = day(request.from, ['from']);
-  const to = day(request.to, ['to']);
-  if (to < from) throw new InvalidValue(['to'], 'must not be before from');
-  let first = 0;
-  while (first < prices.days.length && prices.days[first]! < from) first++;
-  let end = first;
-  while (end < prices.days.length && prices.days[end]! <= to) end++;
+  const { first, end } = periodBounds(request, prices);
   if (end === first) throw new InvalidValue(['from'], `no business day with prices from ${request.from} to ${request.to}`);
   const days = prices.days.subarray(first, end);
   const n = days.length;
@@ -101,10 +116,27 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
     return r;
   };
 
+  // Only on a day a rate converts something: an old rate of a currency no longer held is harmless.
+  const fresh = (currency: string, t: number, loc: Loc): void => {
+    if (!ages || currency === base) return;
+    for (const leg of ages.legs.get(currency) ?? []) {
+      const used = leg.published[first + t]!;
+      if (days[t]! - used > ages.maxAgeDays) {
+        const pair = `${currency}/${base}`;
+        const forPair = pair === `${FX_BASE}/${leg.currency}` ? '' : ` (for ${pair})`;
+        throw new UnknownValue(
+          loc,
+          `${FX_BASE}/${leg.currency} rate of ${formatDay(used)} is older than ${ages.maxAgeDays} days on ${formatDay(days[t]!)}${forPair}`,
+        );
+      }
+    }
+  };
+
   const priceIndex = new Map(prices.isins.map((isin, i) => [isin, i]));
   const columnOf = new Map<string, number>();
   const unitValues: Float64Array[] = [];
   const isCash: boolean[] = [];
+  const currencyOf: string[] = [];
   const column = (key: string, loc: Loc): number => {
     const known = columnOf.get(key);
     if (known !== undefined) return known;
@@ -124,6 +156,7 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
     columnOf.set(key, unitValues.length);
     unitValues.push(values);
     isCash.push(key.startsWith('$'));
+    currencyOf.push(key.startsWith('$') ? key.slice(1) : prices.currencies[priceIndex.get(key)!]!);
     return unitValues.length - 1;
   };
 
@@ -152,6 +185,9 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
       if (weights[j]! > 0 && Number.isNaN(unitValues[columns[j]!]![0]!))
         throw new UnknownValue(['model', 'weights', k], `no price on or before ${request.from}`);
     });
+    keys.forEach((k, j) => {
+      if (weights[j]! > 0) for (let t = 0; t < n; t++) fresh(currencyOf[columns[j]!]!, t, ['model', 'weights', k]);
+    });
     model = { columns, weights, cashWeight };
   }
 
@@ -163,6 +199,7 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
     const before = v;
     while (v + 1 < parsed.length && parsed[v + 1]!.vday <= days[t]!) v++;
     versionOf[t] = v;
+    for (const [c, amount, loc] of parsed[v]?.held ?? []) if (amount !== 0) fresh(currencyOf[c]!, t, loc);
     // A close, once there, is carried on: checking the day a version comes into force is enough.
     if (v !== before && (t === 0 || v >= 0)) {
       for (const [c, amount, loc] of parsed[v]?.held ?? []) {
@@ -187,6 +224,7 @@ export function buildTimeline(request: HistoryRequest, prices: PriceTable, fx: F
       if (days[mid]! < fday) lo = mid + 1;
       else hi = mid;
     }
+    fresh(flow.currency, lo, ['flows', f, 'currency']);
     flows[lo]! += amount * rate[lo]!;
   });
   return { days, offset: first, unitValues, isCash, units, versionOf, flows, model };

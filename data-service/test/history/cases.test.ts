@@ -254,10 +254,8 @@ describe('portfolio history: hand-computed cases', () => {
       refuses(historyRequest(days, { flows: [{ at: noon(days[1]!), amount: '5', currency: 'CHF' }] }), UnknownValue, ['flows', 0, 'currency']));
     it('a timestamp that is not UTC', () =>
       refuses(historyRequest(days, { flows: [{ at: '2026-01-06T12:00:00+01:00', amount: '5', currency: 'EUR' }] }), InvalidValue, ['flows', 0, 'at']));
-    it('a period without business days, and one that ends before it starts', () => {
-      refuses(historyRequest(days, { from: '2026-01-10', to: '2026-01-11' }), InvalidValue, ['from']);
-      refuses(historyRequest(days, { from: '2026-01-09', to: '2026-01-05' }), InvalidValue, ['to']);
-    });
+    // A period without business days is answered with no points (period.test.ts).
+    it('a period that ends before it starts', () => refuses(historyRequest(days, { from: '2026-01-09', to: '2026-01-05' }), InvalidValue, ['to']));
     it('holdings or lists of the wrong kind', () => {
       const wrong = (fields: object) => ({ ...historyRequest(days), ...fields }) as unknown as HistoryRequest;
       refuses(wrong({ versions: [{ from: noon(days[0]!), holdings: null }] }), InvalidValue, ['versions', 0, 'holdings']);

@@ -279,6 +279,15 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
     assert.deepEqual(after.body.portfolio, before.body.portfolio);
   });
 
+  it('answers a period without a business day (a weekend) with no points and a summary of nulls', async () => {
+    let saturday = first + 1;
+    while (new Date(saturday * DAY_MS).getUTCDay() !== 6) saturday++;
+    const res = await history(`?from=${isoDay(saturday)}&to=${isoDay(saturday + 1)}`);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.points, []);
+    assert.deepEqual(Object.values(res.body.summary), [null, null, null, null, null, null]);
+  });
+
   it("compares with the model of its policy: the same start and flows, at the model's weights", async () => {
     const range = `from=${isoDay(first)}&to=${isoDay(last)}`;
     const plain = ((await history(`?${range}`)).body as History).points;

@@ -1,5 +1,5 @@
 import { parseDay } from '../../src/simulation/dates.ts';
-import type { FxTable, HistoryRequest, PriceTable } from '../../src/history/input.ts';
+import type { FxLeg, FxTable, HistoryRequest, PriceTable } from '../../src/history/input.ts';
 
 /** Builders of the history calculator's inputs for the tests: business days, closes, rates, requests. */
 
@@ -35,4 +35,10 @@ export function historyRequest(days: Int32Array, fields: Partial<HistoryRequest>
   const first = new Date(days[0]! * 86_400_000).toISOString().slice(0, 10);
   const last = new Date(days[days.length - 1]! * 86_400_000).toISOString().slice(0, 10);
   return { versions: [], flows: [], base_currency: 'EUR', from: first, to: last, frequency: 'D', ...fields };
+}
+
+/** A leg of a rate through EUR published on `dates` only: on each calendar day, the day of the last one on or before it. */
+export function fxLeg(days: Int32Array, currency: string, dates: string[]): FxLeg {
+  const published = dates.map(day).sort((a, b) => a - b);
+  return { currency, published: Float64Array.from(days, (d) => published.filter((p) => p <= d).at(-1) ?? NaN) };
 }

@@ -32,7 +32,7 @@ describe('the history reply of the data service', () => {
 
   before(async () => {
     duck = await openDuckStore({ path: join(testWorkDir(), `history-reply-${newUlid()}.duckdb`), referenceDir: join(testWorkDir(), 'reference') });
-    historyReply = historyAnswerer({ duck, fx: fxRates(duck).read });
+    historyReply = historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 5 });
     const row = await duck.use(async ({ conn, ref }) =>
       (
         await conn.runAndReadAll(
@@ -71,6 +71,21 @@ describe('the history reply of the data service', () => {
       loc: ['tenant_id'],
       detail: "is not the subject's tenant",
     });
+  });
+
+  it('refuses a rate older than FX_MAX_AGE_DAYS on a day it converts a holding, naming the pair', async () => {
+    const last = await duck.use(async ({ conn, ref }) =>
+      String((await conn.runAndReadAll(`select max(date)::varchar from ${ref}.fx_rates where currency = 'USD'`)).getRows()[0]![0]),
+    );
+    const shifted = (days: number) => new Date(Date.parse(`${last}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+    // A week past the last published USD rate: its last days convert with a rate 7 days old.
+    const body = request({ from: shifted(-14), to: shifted(7), frequency: 'D', versions: [{ from: `${shifted(-14)}T00:00:00.000Z`, holdings: { $USD: 10 } }] });
+    const refused = parsed(await historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 6 })('acme', body)).error;
+    assert.equal(refused.code, 'unknown_value');
+    assert.deepEqual(refused.loc, ['versions', 0, 'holdings', '$USD']);
+    assert.equal(refused.detail, `EUR/USD rate of ${last} is older than 6 days on ${shifted(7)} (for USD/EUR)`);
+    const answered = parsed(await historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 7 })('acme', body));
+    assert.equal(answered.history.points.at(-1).date, shifted(7), 'a rate exactly 7 days old converts when the limit is 7');
   });
 
   it(`refuses more than ${MAX_HISTORY_POINTS} points at frequency, and what the calculator cannot use at its place`, async () => {

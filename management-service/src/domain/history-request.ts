@@ -13,6 +13,14 @@ export type StoredCashMove = { quantity: string; currency: string; datetime: str
 
 const day = (iso: string) => iso.slice(0, 10);
 
+/**
+ * The most versions and cash moves one request carries: the `maxItems` of HistoryRequest's
+ * `versions` and `flows` (contracts/events.asyncapi.yaml). More is refused here, at the period,
+ * rather than by the data service's check of the contract, which the client would see as a failure.
+ */
+export const HISTORY_REQUEST_LIMITS = { versions: 20_000, flows: 100_000 } as const;
+export type HistoryRequestLimits = { versions: number; flows: number };
+
 /** A holdings document as the request carries it: units or cash by key, numbers only. */
 function holdingsOf(value: unknown): Record<string, number> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
@@ -46,7 +54,7 @@ export function policyModel(policy: Doc | undefined): NonNullable<HistoryRequest
  * The request for the data service (contracts/events.asyncapi.yaml HistoryRequest): only the versions
  * that matter to the period (the last one written on or before its first day, and those written
  * within it), and the settled cash moves within it; one before it is in the first day's value
- * already (docs/adr/0058-portfolio-history.md).
+ * already (docs/adr/0058-portfolio-history.md). More of either than `limits` is refused at `from`.
  */
 export function historyRequest(input: {
   tenantId: string;
@@ -58,6 +66,7 @@ export function historyRequest(input: {
   versions: StoredVersion[];
   cash: StoredCashMove[];
   model?: HistoryRequest['model'];
+  limits?: HistoryRequestLimits;
 }): HistoryRequest {
   const { from, to } = input.period;
   const dated = input.versions.map((v) => ({ from: v.version_at.toISOString(), holdings: holdingsOf(v.holdings) }));
@@ -71,6 +80,16 @@ export function historyRequest(input: {
     .map((c) => ({ at: new Date(c.datetime).toISOString(), amount: c.quantity, currency: c.currency }))
     .filter((c) => day(c.at) > from && day(c.at) <= to)
     .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const limits = input.limits ?? HISTORY_REQUEST_LIMITS;
+  const over = (count: number, max: number, what: string) => {
+    if (count > max)
+      throw new InvalidField(
+        ['query', 'from'],
+        `${count} ${what} of the portfolio from ${from} to ${to}; at most ${max} in one history: ask for a shorter period`,
+      );
+  };
+  over(versions.length, limits.versions, 'versions');
+  over(flows.length, limits.flows, 'cash moves');
   return {
     tenant_id: input.tenantId,
     portfolio_id: input.portfolioId,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { InvalidField } from '../../src/domain/errors.ts';
 import type { Doc } from '../../src/domain/merge.ts';
-import { historyPeriod, historyRequest, policyModel, refusalLoc } from '../../src/domain/history-request.ts';
+import { messageCheck } from '@platform/shared';
+import { HISTORY_REQUEST_LIMITS, historyPeriod, historyRequest, policyModel, refusalLoc } from '../../src/domain/history-request.ts';
 
 const at = (iso: string) => new Date(iso);
 const base = {
@@ -64,5 +65,40 @@ describe('the history request built from a portfolio', () => {
     assert.deepEqual(refusalLoc(['frequency']), ['query', 'frequency']);
     assert.deepEqual(refusalLoc(['model', 'weights', 'IE00B4L5Y983']), ['query', 'model', 'weights', 'IE00B4L5Y983']);
     assert.deepEqual(refusalLoc(['versions', 3, 'holdings', 'ZZ0000000000']), ['path', 'portfolio_id', 'versions', 3, 'holdings', 'ZZ0000000000']);
+  });
+
+  describe('bounded before it is sent', () => {
+    const period = { from: '2025-01-01', to: '2025-12-31' };
+    const versions = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ version_at: new Date(Date.UTC(2025, 0, 2) + i * 60_000), holdings: { $EUR: i } }));
+    const cash = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ quantity: '1.00', currency: 'EUR', datetime: new Date(Date.UTC(2025, 0, 2) + i * 60_000).toISOString() }));
+
+    it('refuses more versions or cash moves in the period than the limit, at from, naming the period', () => {
+      const limits = { versions: 3, flows: 2 };
+      assert.equal(historyRequest({ ...base, period, versions: versions(3), cash: cash(2), limits }).versions.length, 3);
+      const refused = (input: Parameters<typeof historyRequest>[0], message: string) =>
+        assert.throws(
+          () => historyRequest(input),
+          (e: unknown) => e instanceof InvalidField && e.loc.join('.') === 'query.from' && assert.equal(e.msg, message) === undefined,
+        );
+      refused(
+        { ...base, period, versions: versions(4), cash: [], limits },
+        '4 versions of the portfolio from 2025-01-01 to 2025-12-31; at most 3 in one history: ask for a shorter period',
+      );
+      refused(
+        { ...base, period, versions: versions(1), cash: cash(3), limits },
+        '3 cash moves of the portfolio from 2025-01-01 to 2025-12-31; at most 2 in one history: ask for a shorter period',
+      );
+    });
+
+    it("uses the contract's maxItems: a request at the limits passes its check, one more version does not", () => {
+      const check = messageCheck('HistoryRequest');
+      const atLimit = historyRequest({ ...base, period, versions: versions(HISTORY_REQUEST_LIMITS.versions), cash: cash(HISTORY_REQUEST_LIMITS.flows) });
+      assert.equal(check(atLimit).ok, true);
+      assert.equal(check({ ...atLimit, versions: [...atLimit.versions, atLimit.versions.at(-1)!] }).ok, false);
+      assert.equal(check({ ...atLimit, flows: [...atLimit.flows, atLimit.flows.at(-1)!] }).ok, false);
+      assert.throws(() => historyRequest({ ...base, period, versions: versions(HISTORY_REQUEST_LIMITS.versions + 1), cash: [] }), InvalidField);
+    });
   });
 });
