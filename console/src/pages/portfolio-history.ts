@@ -69,8 +69,8 @@ function historyFigure(answer: History, withModel: boolean): HTMLElement {
   );
   const facts: [string, string][] = [
     ['Period', `${points[0]!.date} to ${last.date} (${answer.frequency === 'D' ? 'daily' : answer.frequency === 'W' ? 'weekly' : 'monthly'})`],
-    ['Value', `${formatNumber(summary.start_value)} → ${formatNumber(summary.end_value)} ${base}`],
-    ['Net deposits', `${formatNumber(summary.net_deposits)} ${base}`],
+    ['Value', `${formatNumber(summary.start_value ?? undefined)} → ${formatNumber(summary.end_value ?? undefined)} ${base}`],
+    ['Net deposits', `${formatNumber(summary.net_deposits ?? undefined)} ${base}`],
     ['Time-weighted return', percent(summary.twr)],
     ['Money-weighted return (XIRR, a year)', percent(summary.money_weighted_return)],
     ['Max drawdown', percent(summary.max_drawdown)],
