@@ -1,43 +1,16 @@
 import { formatDay } from '../simulation/dates.ts';
 import { dailySeries, type DailySeries } from './daily.ts';
-import type { FxAges, FxTable, HistoryFrequency, HistoryRequest, PriceTable } from './input.ts';
+import type { components } from '@platform/api-types/events';
+import type { FxAges, FxTable, HistoryRequest, PriceTable } from './input.ts';
 import { modelSeries, type ModelSeries } from './model-series.ts';
 import { toCents, toReturn } from './rounding.ts';
 import { samplePositions } from './sampling.ts';
 import { buildTimeline, periodBounds, type Timeline } from './timeline.ts';
 import { xirr } from './xirr.ts';
 
-/** One shown date. Money in the base currency to the cent; returns as fractions to 1e-8. */
-export type HistoryPoint = {
-  date: string;
-  value: number;
-  cash: number;
-  net_deposits: number;
-  /** Cumulative time-weighted return since the first date. */
-  twr: number;
-  /** Below the running peak of the time-weighted index (0 or negative). */
-  drawdown: number;
-  model_value?: number;
-  model_twr?: number;
-  /** The portfolio's cumulative TWR minus the model's. */
-  deviation?: number;
-};
-
-export type HistoryAnswer = {
-  base_currency: string;
-  frequency: HistoryFrequency;
-  points: HistoryPoint[];
-  /** Every figure null when the period has no business day with prices (and no points). */
-  summary: {
-    start_value: number | null;
-    end_value: number | null;
-    net_deposits: number | null;
-    twr: number | null;
-    max_drawdown: number | null;
-    /** Annual money-weighted return (XIRR) of the period; null when it has none. */
-    money_weighted_return: number | null;
-  };
-};
+/** The answer as the contract states it (contracts/events.asyncapi.yaml): money to the cent, returns to 1e-8. */
+export type HistoryAnswer = components['schemas']['HistoryAnswer'];
+export type HistoryPoint = components['schemas']['HistoryPoint'];
 
 /** The unrounded daily series, for the answer and for checks that need every day. */
 export type HistorySeries = { timeline: Timeline; daily: DailySeries; model?: ModelSeries; moneyWeighted: number | null };
