@@ -39,7 +39,7 @@ export async function measureHistoryResponder(options: { reps: number; warmup: n
     const duck = await openDuckStore({ path: join(work, 'data.duckdb'), referenceDir });
     const nats = await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-bench-history', log: () => undefined });
     const connection = await connectNats(nats.url, 'bench-history');
-    const responder = startHistoryResponder({ nats: connection, duck, fx: fxRates(duck).read, fxMaxAgeDays: 5, logger: createLogger('bench', 'warn') });
+    const responder = startHistoryResponder({ nats: connection, duck, fx: fxRates(duck).series, fxMaxAgeDays: 5, logger: createLogger('bench', 'warn') });
     try {
       // 15 instruments in EUR and 5 in USD priced over the whole ten years.
       const rows = await duck.use(async ({ conn, ref }) =>
@@ -99,7 +99,7 @@ export async function measureHistoryResponder(options: { reps: number; warmup: n
         return elapsed;
       };
       // The same answer in process (contract check, DuckDB reads, calculator, JSON), without the bus: where the time goes.
-      const answer = historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 5 });
+      const answer = historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 5 });
       const direct = async () => {
         const started = performance.now();
         await answer('bench', JSON.parse(body));

@@ -106,7 +106,7 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     }
     // Portfolio histories for the management service (docs/adr/0058-portfolio-history.md): every
     // replica answers in one queue group; stopping drains it before NATS closes.
-    resources.add(startHistoryResponder({ nats, duck, fx: fx.read, fxMaxAgeDays: config.FX_MAX_AGE_DAYS, logger }), (h) => h.stop());
+    resources.add(startHistoryResponder({ nats, duck, fx: fx.series, fxMaxAgeDays: config.FX_MAX_AGE_DAYS, logger }), (h) => h.stop());
     const executor = metrics.timedSimulations(
       simulationPool(config.SIMULATION_THREADS, { turns: { halfLifeMs: 1000 * config.SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS } }),
     );

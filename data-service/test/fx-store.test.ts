@@ -44,7 +44,7 @@ describe('fx: reading rates from the reference file', function () {
       }),
     );
     store = await openDuckStore({ path: join(dir, 'replica.duckdb'), referenceDir });
-    const { read, currencies } = fxRates(store);
+    const { read, series, currencies } = fxRates(store);
     assert.deepEqual([...(await currencies())].sort(), ['EUR', 'GBP', 'KRW', 'USD']);
     const rates = await read(['GBP', 'USD', 'EUR'], { from: '2026-01-01', to: '2026-01-04' });
     assert.deepEqual(
@@ -63,15 +63,25 @@ describe('fx: reading rates from the reference file', function () {
     );
     assert.deepEqual(await read(['EUR'], { from: '2026-01-01', to: '2026-01-04' }), new Map());
     assert.deepEqual(await read(['CHF'], { from: '2026-01-01', to: '2026-01-04' }), new Map());
+    // The same rates as binary floats, on days since 1970-01-01 (2025-12-31 is day 20,453).
+    const numbers = await series(['USD', 'GBP', 'EUR', 'CHF'], { from: '2026-01-01', to: '2026-01-05' });
+    assert.deepEqual(
+      [...numbers].map(([c, s]) => [c, [...s.days], [...s.perEuro]]),
+      [
+        ['GBP', [20455], [0.85]],
+        ['USD', [20453, 20455, 20458], [1.085, 1.08, 1.09]],
+      ],
+    );
   });
 
   it('finds no rates in a reference file written before rates existed', async () => {
     const referenceDir = join(dir, 'reference');
     await buildReferenceFile(referenceDir, 'old', async (conn) => conn.run('drop table fx_rates'));
     store = await openDuckStore({ path: join(dir, 'replica.duckdb'), referenceDir });
-    const { read, currencies } = fxRates(store);
+    const { read, series, currencies } = fxRates(store);
     assert.deepEqual([...(await currencies())], ['EUR']);
     assert.deepEqual(await read(['USD'], { from: '2026-01-01', to: '2026-01-31' }), new Map());
+    assert.deepEqual(await series(['USD'], { from: '2026-01-01', to: '2026-01-31' }), new Map());
   });
 
   it('reads the new rates once a new reference file is attached', async () => {

@@ -1,5 +1,6 @@
 // Reading exchange rates from the attached reference file (docs/adr/0057-fx-rates.md).
 import { parseDecimal } from '@platform/shared';
+import { resultToRecordBatch } from '../arrow/duckdb-chunks.ts';
 import { BoundedCache } from '../store/bounded-cache.ts';
 import type { DuckSession, DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';
@@ -16,37 +17,60 @@ export type FxReader = (currencies: readonly string[], range: { from: string; to
 export type FxCurrencies = () => Promise<ReadonlySet<string>>;
 
 /**
+ * A currency's rates as binary floats, for the portfolio history's arithmetic: the days of
+ * publication (since 1970-01-01, ascending) and units per 1 EUR on each.
+ */
+export type FxSeries = { days: Int32Array; perEuro: Float64Array };
+/** The same rates as `FxReader`, as FxSeries: read from DuckDB's vectors, no decimal parsed. */
+export type FxSeriesReader = (currencies: readonly string[], range: { from: string; to: string }) => Promise<ReadonlyMap<string, FxSeries>>;
+
+/** The rates readers and the currencies the reference file has rates of. */
+export type FxRatesStore = { read: FxReader; series: FxSeriesReader; currencies: FxCurrencies };
+
+/**
  * Reads rates through the DuckStore session, cached per reference version: rates change only with
  * a new reference file, and the answers for one pair and range are asked for again and again.
  */
-/** The rates reader and the currencies the reference file has rates of. */
-export type FxRatesStore = { read: FxReader; currencies: FxCurrencies };
-
 export function fxRates(duck: DuckStore, limits = { entries: 1_000, weight: 2_000_000 }): FxRatesStore {
   const cache = new BoundedCache<FxRates>(limits, (rates) => [...rates.values()].reduce((n, r) => n + r.length, 1));
   const known = new BoundedCache<ReadonlySet<string>>({ entries: 1, weight: 1 }, () => 1);
-  const read: FxReader = async (currencies, { from, to }) => {
+  const read: FxReader = async (currencies, range) => {
     const wanted = [...new Set(currencies)].filter((c) => c !== FX_BASE).sort();
     if (wanted.length === 0) return new Map();
     return duck.use((session) =>
-      cache.get(session.version, `${wanted.join(',')}\n${from}\n${to}`, async () => {
+      cache.get(session.version, `${wanted.join(',')}\n${range.from}\n${range.to}`, async () => {
         if (!(await hasRates(session))) return new Map();
-        const p = new SqlParams();
-        const list = p.textList(wanted);
-        const start = p.text(from);
-        const end = p.text(to);
-        const sql = `select currency, date::varchar as date, rate::varchar as rate from ${session.ref}.fx_rates
-          where currency in (select unnest(${list}))
-            and date <= ${end}::date
-            and date >= coalesce((select max(date) from ${session.ref}.fx_rates b where b.currency = fx_rates.currency and b.date <= ${start}::date), ${start}::date)
-          order by currency, date`;
+        const q = ratesQuery(session.ref, wanted, range, 'date::varchar as date, rate::varchar as rate');
         const rates = new Map<string, FxRate[]>();
-        for (const [currency, date, rate] of (await session.conn.runAndReadAll(sql, p.values, p.types)).getRows()) {
+        for (const [currency, date, rate] of (await session.conn.runAndReadAll(q.sql, q.p.values, q.p.types)).getRows()) {
           const c = String(currency);
           if (!rates.has(c)) rates.set(c, []);
           rates.get(c)!.push({ date: String(date), rate: parseDecimal(String(rate)) });
         }
         return rates;
+      }),
+    );
+  };
+  const numeric = new BoundedCache<ReadonlyMap<string, FxSeries>>(limits, (rates) => [...rates.values()].reduce((n, r) => n + r.days.length, 1));
+  const series: FxSeriesReader = async (currencies, range) => {
+    const wanted = [...new Set(currencies)].filter((c) => c !== FX_BASE).sort();
+    if (wanted.length === 0) return new Map();
+    return duck.use((session) =>
+      numeric.get(session.version, `${wanted.join(',')}\n${range.from}\n${range.to}`, async () => {
+        if (!(await hasRates(session))) return new Map();
+        // The currency as its place in the list, all columns numbers: copied from the vectors.
+        const q = ratesQuery(session.ref, wanted, range, `(date - date '1970-01-01')::integer as day, rate::double as rate`);
+        const sql = `select list_position(${q.list}, currency)::integer as k, day, rate from (${q.sql})`;
+        const batch = await resultToRecordBatch(await session.conn.stream(sql, q.p.values, q.p.types), [{ name: 'k' }, { name: 'day' }, { name: 'rate' }]);
+        const [places, days, rates] = [0, 1, 2].map((c) => batch.getChildAt(c)!.toArray()) as [Int32Array, Int32Array, Float64Array];
+        const found = new Map<string, FxSeries>();
+        for (let r = 0; r < places.length;) {
+          let end = r;
+          while (end < places.length && places[end] === places[r]) end++;
+          found.set(wanted[places[r]! - 1]!, { days: days.slice(r, end), perEuro: rates.slice(r, end) });
+          r = end;
+        }
+        return found;
       }),
     );
   };
@@ -58,7 +82,24 @@ export function fxRates(duck: DuckStore, limits = { entries: 1_000, weight: 2_00
         return new Set([FX_BASE, ...rows.map((r) => String(r[0]))]);
       }),
     );
-  return { read, currencies };
+  return { read, series, currencies };
+}
+
+/**
+ * The rates of `wanted` from the last one on or before `range.from` to `range.to`, ordered by
+ * currency and date, with `columns` after the currency; `list` is the parameter of the currencies.
+ */
+function ratesQuery(ref: string, wanted: readonly string[], range: { from: string; to: string }, columns: string) {
+  const p = new SqlParams();
+  const list = p.textList(wanted);
+  const start = p.text(range.from);
+  const end = p.text(range.to);
+  const sql = `select currency, ${columns} from ${ref}.fx_rates
+    where currency in (select unnest(${list}))
+      and date <= ${end}::date
+      and date >= coalesce((select max(date) from ${ref}.fx_rates b where b.currency = fx_rates.currency and b.date <= ${start}::date), ${start}::date)
+    order by currency, date`;
+  return { sql, p, list };
 }
 
 /** Reference files written before rates were part of them have no fx_rates table: no rates. */

@@ -2,7 +2,7 @@
 import { messageCheck, natsHeaders, subjects, type Logger, type NatsConnection, type NatsMsg } from '@platform/shared';
 import type { components } from '@platform/api-types/events';
 import { DataError, InvalidValue, UnknownValue } from '../domain/errors.ts';
-import type { FxReader } from '../fx/store.ts';
+import type { FxSeriesReader } from '../fx/store.ts';
 import { parseDay } from '../simulation/dates.ts';
 import type { DuckStore } from '../store/duckdb.ts';
 import { historyToArrow } from './arrow.ts';
@@ -24,7 +24,7 @@ export const MAX_HISTORY_POINTS = 4000;
 export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';
 
 /** `fxMaxAgeDays`: the oldest rate that converts, FX_MAX_AGE_DAYS (docs/adr/0057-fx-rates.md). */
-export type HistoryResponderDeps = { nats: NatsConnection; duck: DuckStore; fx: FxReader; fxMaxAgeDays: number; logger: Logger };
+export type HistoryResponderDeps = { nats: NatsConnection; duck: DuckStore; fx: FxSeriesReader; fxMaxAgeDays: number; logger: Logger };
 export type HistoryReplyBytes = { data: Uint8Array | string; contentType: string };
 
 class Refused extends Error {

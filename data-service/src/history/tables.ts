@@ -1,7 +1,8 @@
 // The closes and rates the history calculator reads (docs/adr/0058-portfolio-history.md), from the
 // reference data: one query for the closes, one (cached, fx/store.ts) for the rates.
+import { resultToRecordBatch } from '../arrow/duckdb-chunks.ts';
 import { FX_BASE } from '../fx/convert.ts';
-import type { FxReader } from '../fx/store.ts';
+import type { FxSeriesReader } from '../fx/store.ts';
 import { formatDay, parseDay } from '../simulation/dates.ts';
 import type { DuckStore } from '../store/duckdb.ts';
 import { SqlParams } from '../store/params.ts';
@@ -12,6 +13,8 @@ import type { FxLeg, FxTable, HistoryRequest, PriceTable } from './input.ts';
  * on it. Older closes are carried onto the calendar's first day by the query itself.
  */
 const LEAD_DAYS = 7;
+
+const PRICE_COLUMNS = [{ name: 'k' }, { name: 'day' }, { name: 'close' }, { name: 'carried' }];
 
 /** Weekdays from `first` to `last` (days since 1970-01-01); 1970-01-01 was a Thursday. */
 export function weekdays(first: number, last: number): Int32Array {
@@ -41,13 +44,14 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
   const days = weekdays(parseDay(range.from)! - LEAD_DAYS, parseDay(range.to)!);
   if (isins.length === 0 || days.length === 0) return { days, isins: [], currencies: [], closes: [] };
   const first = formatDay(days[0]!);
-  const { columnsOf, currencyOf, lastClose } = await duck.use(async ({ conn, ref }) => {
+  const { read, currencyOf, lastClose } = await duck.use(async ({ conn, ref }) => {
     const p = new SqlParams();
     const wanted = p.textList(isins);
     const start = p.text(first);
     const end = p.text(range.to);
-    // Numbers only, the ISIN as its place in the list: turning 50,000 rows of text into JavaScript
-    // values cost four times the query (bench/history.ts).
+    // Numbers only, the ISIN as its place in the list, read from DuckDB's vectors as typed arrays
+    // (arrow/duckdb-chunks.ts): converting 50,000 rows value by value into JavaScript cost more
+    // than the query (bench/history.ts).
     const sql = `with wanted as (select unnest(${wanted}) as isin),
       inside as (
         select p.isin, (p.date - date '1970-01-01')::integer as day, p.close::double as close, 0 as carried
@@ -55,34 +59,35 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
       before as (
         select p.isin, (${start}::date - date '1970-01-01')::integer as day, arg_max(p.close, p.date)::double as close, 1 as carried
         from ${ref}.prices p join wanted using (isin) where p.date < ${start}::date and p.close > 0 group by p.isin)
-      select list_position(${wanted}, c.isin)::integer as k, c.day, c.close, c.carried
+      select list_position(${wanted}, c.isin)::integer as k, c.day, c.close, c.carried::integer as carried
       from (select * from inside union all select * from before) c`;
-    const read = (await conn.runAndReadAll(sql, p.values, p.types)).getColumnsJS();
+    const batch = await resultToRecordBatch(await conn.stream(sql, p.values, p.types), PRICE_COLUMNS);
     const q = new SqlParams();
     const currencies = (
       await conn.runAndReadAll(`select isin, currency from ${ref}.instruments where isin in (select unnest(${q.textList(isins)}))`, q.values, q.types)
     ).getRows();
     const last = (await conn.runAndReadAll(`select (max(date) - date '1970-01-01')::integer from ${ref}.prices`)).getRows()[0]?.[0];
     return {
-      columnsOf: read,
+      read: PRICE_COLUMNS.map((_, c) => batch.getChildAt(c)!.toArray() as Int32Array | Float64Array),
       currencyOf: new Map(currencies.map(([isin, currency]) => [String(isin), String(currency)])),
       lastClose: last === null || last === undefined ? undefined : Number(last),
     };
   });
-  const position = new Map<number, number>();
-  days.forEach((day, k) => position.set(day, k));
+  // The calendar's place of each day from its first, -1 for a weekend.
+  const position = new Int32Array(days[days.length - 1]! - days[0]! + 1).fill(-1);
+  days.forEach((day, k) => (position[day - days[0]!] = k));
   const columns = new Map<string, { currency: string; closes: Float64Array }>();
-  const [places = [], closeDays = [], closes = [], carriedFlags = []] = columnsOf;
+  const [places, closeDays, closes, carriedFlags] = read as [Int32Array, Int32Array, Float64Array, Int32Array];
   for (let r = 0; r < places.length; r++) {
-    const key = isins[Number(places[r]) - 1]!;
+    const key = isins[places[r]! - 1]!;
     const currency = currencyOf.get(key);
     if (currency === undefined) continue; // not an instrument of the reference data
     let column = columns.get(key);
     if (!column) columns.set(key, (column = { currency, closes: new Float64Array(days.length).fill(NaN) }));
-    const k = position.get(Number(closeDays[r]));
+    const k = position[closeDays[r]! - days[0]!] ?? -1;
     // A close on a weekend is not on the calendar; a carried close never overwrites the day's own.
-    if (k === undefined || (Number(carriedFlags[r]) === 1 && !Number.isNaN(column.closes[k]!))) continue;
-    column.closes[k] = Number(closes[r]);
+    if (k < 0 || (carriedFlags[r] === 1 && !Number.isNaN(column.closes[k]!))) continue;
+    column.closes[k] = closes[r]!;
   }
   const held = [...columns.keys()].sort();
   return { days, isins: held, currencies: held.map((i) => columns.get(i)!.currency), closes: held.map((i) => columns.get(i)!.closes), lastClose };
@@ -96,7 +101,7 @@ export async function readPriceTable(duck: DuckStore, isins: readonly string[], 
  * refuses it where the request names it.
  */
 export async function readFxTable(
-  fx: FxReader,
+  fx: FxSeriesReader,
   days: Int32Array,
   currencies: readonly string[],
   base: string,
@@ -109,19 +114,15 @@ export async function readFxTable(
   const perUnitEuro = (currency: string): { rate: Float64Array; leg?: FxLeg } | undefined => {
     if (currency === FX_BASE) return { rate: new Float64Array(days.length).fill(1) };
     const published = rates.get(currency);
-    if (!published || published.length === 0) return undefined;
+    if (!published || published.days.length === 0) return undefined;
     const series = new Float64Array(days.length).fill(NaN);
     const on = new Float64Array(days.length).fill(NaN);
     let next = 0;
-    let last = NaN;
-    let lastDay = NaN;
     for (let k = 0; k < days.length; k++) {
-      while (next < published.length && parseDay(published[next]!.date)! <= days[k]!) {
-        last = published[next]!.rate.toNumber();
-        lastDay = parseDay(published[next++]!.date)!;
-      }
-      series[k] = last;
-      on[k] = lastDay;
+      while (next < published.days.length && published.days[next]! <= days[k]!) next++;
+      if (next === 0) continue;
+      series[k] = published.perEuro[next - 1]!;
+      on[k] = published.days[next - 1]!;
     }
     return { rate: series, leg: { currency, published: on } };
   };

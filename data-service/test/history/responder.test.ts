@@ -32,7 +32,7 @@ describe('the history reply of the data service', () => {
 
   before(async () => {
     duck = await openDuckStore({ path: join(testWorkDir(), `history-reply-${newUlid()}.duckdb`), referenceDir: join(testWorkDir(), 'reference') });
-    historyReply = historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 5 });
+    historyReply = historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 5 });
     const row = await duck.use(async ({ conn, ref }) =>
       (
         await conn.runAndReadAll(
@@ -80,11 +80,11 @@ describe('the history reply of the data service', () => {
     const shifted = (days: number) => new Date(Date.parse(`${last}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
     // A week past the last published USD rate: its last days convert with a rate 7 days old.
     const body = request({ from: shifted(-14), to: shifted(7), frequency: 'D', versions: [{ from: `${shifted(-14)}T00:00:00.000Z`, holdings: { $USD: 10 } }] });
-    const refused = parsed(await historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 6 })('acme', body)).error;
+    const refused = parsed(await historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 6 })('acme', body)).error;
     assert.equal(refused.code, 'unknown_value');
     assert.deepEqual(refused.loc, ['versions', 0, 'holdings', '$USD']);
     assert.equal(refused.detail, `EUR/USD rate of ${last} is older than 6 days on ${shifted(7)} (for USD/EUR)`);
-    const answered = parsed(await historyAnswerer({ duck, fx: fxRates(duck).read, fxMaxAgeDays: 7 })('acme', body));
+    const answered = parsed(await historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 7 })('acme', body));
     assert.equal(answered.history.points.at(-1).date, shifted(7), 'a rate exactly 7 days old converts when the limit is 7');
   });
 
