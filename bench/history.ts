@@ -5,9 +5,10 @@
 // (bench/baselines/history.py) that computes value, TWR and drawdown on its own; the series are
 // compared day by day and both are timed. Then the data service's part server side
 // (bench/lib/history-responder.ts): a generated 10-year reference file, the real responder over
-// NATS, request to reply, and the same answer in process without the bus. `npm run bench:history`
-// (BENCH_REPS changes the 21 runs). Not measured here: the whole GET through the management service
-// (its Postgres read of the versions comes on top).
+// NATS, request to reply, and the same answer in process without the bus. Last, the whole
+// `GET /portfolios/{id}/history/` over HTTP with both services in their own processes and the
+// portfolio's 200 versions in Postgres (bench/lib/history-http.ts), its answer compared with numpy's
+// on the same data. `npm run bench:history` (BENCH_REPS changes the 21 runs).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import type { FxTable, HistoryFlow, HistoryRequest, HistoryVersion, PriceTable }
 import { formatDay, parseDay } from '@platform/data-service/simulation/dates';
 import { ensurePythonModule } from '@platform/dev-stack/os-packages';
 import { median, record, round } from './lib/harness.ts';
+import { measureHistoryHttp, type NumpyCase } from './lib/history-http.ts';
 import { measureHistoryResponder } from './lib/history-responder.ts';
 import { seededRandom } from '@platform/test-support/random';
 
@@ -103,55 +105,82 @@ const series = historySeries(request, prices, fx);
 const answer = portfolioHistory(request, prices, fx);
 const answerBytes = Buffer.byteLength(JSON.stringify(answer));
 
-let baseline: Baseline | undefined;
-const comparison = { value: NaN, twr: NaN, drawdown: NaN };
 const numpyReady = ensurePythonModule(PYTHON, 'numpy', 'python3-numpy', log);
 if (!numpyReady) log(`${PYTHON} cannot import numpy (and it could not be installed): the numpy baseline is skipped`);
-else {
+/** bench/baselines/history.py on `input` (written to a file), timed inside Python. */
+function runNumpy(input: NumpyCase): Baseline | undefined {
+  if (!numpyReady) return undefined;
   const work = mkdtempSync(join(tmpdir(), 'platform-bench-history-'));
   try {
-    const dayOf = (text: string) => Math.floor(Date.parse(text) / 86_400_000);
-    const columns = [...prices.isins, '$EUR', '$USD'];
-    const data = {
-      days: Array.from(prices.days),
-      closes: prices.closes.map((c) => Array.from(c)),
-      currencies: prices.currencies,
-      fx: { USD: Array.from(fx.get('USD')!) },
-      columns,
-      versions: request.versions.map((v) => ({ day: dayOf(v.from), units: columns.map((c) => Number(v.holdings[c] ?? 0)) })),
-      flows: request.flows.map((f) => ({ day: dayOf(f.at), amount: Number(f.amount), currency: f.currency })),
-      warmup: WARMUP,
-      reps: REPS,
-    };
     const file = join(work, 'history.json');
-    writeFileSync(file, JSON.stringify(data));
+    writeFileSync(file, JSON.stringify({ ...input, warmup: WARMUP, reps: REPS }));
     const out = execFileSync(PYTHON, [join(root, 'bench/baselines/history.py'), file], { maxBuffer: 1 << 26 });
-    baseline = JSON.parse(out.toString()) as Baseline;
-    const maxRelative = (mine: Float64Array, theirs: number[], shift = 0) =>
-      mine.reduce((worst, x, t) => Math.max(worst, Math.abs(x + shift - (theirs[t]! + shift)) / Math.max(1, Math.abs(theirs[t]! + shift))), 0);
-    // TWR and drawdown compared as the index and index/peak (1 + each), relative to them.
-    comparison.value = maxRelative(series.daily.value, baseline.value);
-    comparison.twr = maxRelative(
-      series.daily.index,
-      baseline.twr.map((r) => r + 1),
-    );
-    comparison.drawdown = maxRelative(series.daily.drawdown, baseline.drawdown, 1);
+    return JSON.parse(out.toString()) as Baseline;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+const comparison = { value: NaN, twr: NaN, drawdown: NaN };
+const dayOf = (text: string) => Math.floor(Date.parse(text) / 86_400_000);
+const columns = [...prices.isins, '$EUR', '$USD'];
+const baseline = runNumpy({
+  days: Array.from(prices.days),
+  closes: prices.closes.map((c) => Array.from(c)),
+  currencies: [...prices.currencies],
+  fx: { USD: Array.from(fx.get('USD')!) },
+  columns,
+  versions: request.versions.map((v) => ({ day: dayOf(v.from), units: columns.map((c) => Number(v.holdings[c] ?? 0)) })),
+  flows: request.flows.map((f) => ({ day: dayOf(f.at), amount: Number(f.amount), currency: f.currency })),
+});
+if (baseline) {
+  const maxRelative = (mine: Float64Array, theirs: number[], shift = 0) =>
+    mine.reduce((worst, x, t) => Math.max(worst, Math.abs(x + shift - (theirs[t]! + shift)) / Math.max(1, Math.abs(theirs[t]! + shift))), 0);
+  // TWR and drawdown compared as the index and index/peak (1 + each), relative to them.
+  comparison.value = maxRelative(series.daily.value, baseline.value);
+  comparison.twr = maxRelative(
+    series.daily.index,
+    baseline.twr.map((r) => r + 1),
+  );
+  comparison.drawdown = maxRelative(series.daily.drawdown, baseline.drawdown, 1);
+}
 // The data service's part server side: its responder over NATS, the DuckDB reads included.
 const responder = await measureHistoryResponder({ reps: REPS, warmup: WARMUP, log });
+// The whole GET over HTTP, Postgres and both services included, and numpy on the same portfolio
+// and market data: the answer shown (cents, returns to 1e-8) must be numpy's, rounded.
+const http = await measureHistoryHttp({ reps: REPS, warmup: WARMUP, log });
+const httpBaseline = runNumpy(http.baseline_case);
+const shownOff = { value: NaN, twr: NaN, drawdown: NaN };
+if (httpBaseline) {
+  const worst = (shown: number[], theirs: number[]) => shown.reduce((w, x, t) => Math.max(w, Math.abs(x - theirs[t]!)), 0);
+  shownOff.value = worst(
+    http.points_shown.map((p) => p.value),
+    httpBaseline.value,
+  );
+  shownOff.twr = worst(
+    http.points_shown.map((p) => p.twr),
+    httpBaseline.twr,
+  );
+  shownOff.drawdown = worst(
+    http.points_shown.map((p) => p.drawdown),
+    httpBaseline.drawdown,
+  );
+}
 const loadAfter = round(loadavg()[0]!);
 
 const ms = (values: number[]) => round(median(values), 3);
 const agree = baseline ? comparison.value <= 1e-9 && comparison.twr <= 1e-9 && comparison.drawdown <= 1e-9 : undefined;
+const shownAgrees = shownOff.value <= 0.005 + 1e-9 && shownOff.twr <= 5e-9 + 1e-12 && shownOff.drawdown <= 5e-9 + 1e-12;
 const checks = [
   `${ms(runs.daily) <= TARGET_MS ? 'ok' : 'FAILED'}: calculator, daily answer, median ${ms(runs.daily)} ms ≤ ${TARGET_MS} ms`,
   `${ms(responder.times_ms) <= TARGET_MS ? 'ok' : 'FAILED'}: data service over NATS (request → reply, DuckDB reads included), daily answer, median ${ms(responder.times_ms)} ms ≤ ${TARGET_MS} ms`,
   baseline
     ? `${agree ? 'ok' : 'FAILED'}: same value, TWR and drawdown as numpy within 1e-9 relative (max ${comparison.value.toExponential(2)}, ${comparison.twr.toExponential(2)}, ${comparison.drawdown.toExponential(2)})`
     : 'skipped: numpy baseline',
+  `${ms(http.json_server_ms) <= TARGET_MS ? 'ok' : 'FAILED'}: the whole GET server side (Postgres, NATS, DuckDB, calculator, JSON; the access log's time), daily answer, median ${ms(http.json_server_ms)} ms ≤ ${TARGET_MS} ms`,
+  httpBaseline
+    ? `${shownAgrees ? 'ok' : 'FAILED'}: the GET's answer is numpy's on the same portfolio and market data, rounded: value within half a cent, TWR and drawdown within 5e-9 (max off ${round(shownOff.value, 6)}, ${shownOff.twr.toExponential(2)}, ${shownOff.drawdown.toExponential(2)})`
+    : 'skipped: numpy baseline of the GET',
 ];
 const history = `${DAYS.toLocaleString('en')} business days (10 years) × ${INSTRUMENTS} instruments (${USD_INSTRUMENTS} in USD, EUR base), ${VERSIONS} versions, ${request.flows.length} flows, a model of 20 weights + cash`;
 const rows = [
@@ -164,6 +193,14 @@ const rows = [
     responder.times_ms,
   ],
   ['the same in process, without the bus (contract check, DuckDB reads, calculator, JSON text)', responder.in_process_ms],
+  [
+    `the whole GET /portfolios/{id}/history/, JSON, server side: the management service's access log, request in to answer out (${http.points.toLocaleString('en')} points; ${http.versions} versions and ${http.cash_moves} cash moves in Postgres, 20 instruments, a model)`,
+    http.json_server_ms,
+  ],
+  [`the same GET as the client sees it, request to last byte (${http.json_bytes.toLocaleString('en')} bytes)`, http.json_ms],
+  ['the same GET as Arrow, server side', http.arrow_server_ms],
+  [`the same GET as Arrow as the client sees it (${http.arrow_bytes.toLocaleString('en')} bytes)`, http.arrow_ms],
+  ...(httpBaseline ? [["numpy on the GET's portfolio and market data: value, TWR, drawdown", httpBaseline.times_ms] as const] : []),
 ] as const;
 const markdown = [
   '### Portfolio history (`npm run bench:history`)',
@@ -179,7 +216,7 @@ const markdown = [
       ]
     : []),
   '',
-  `Answer: ${answer.points.length} points, ${answerBytes.toLocaleString('en')} bytes of JSON; TWR ${answer.summary.twr}, XIRR ${answer.summary.money_weighted_return}, max drawdown ${answer.summary.max_drawdown}. Target: ≤ ${TARGET_MS} ms server side for the whole endpoint; checked here for the calculator and for the data service's part over NATS (the management service's Postgres read of the versions comes on top, not measured here).`,
+  `Answer: ${answer.points.length} points, ${answerBytes.toLocaleString('en')} bytes of JSON; TWR ${answer.summary.twr}, XIRR ${answer.summary.money_weighted_return}, max drawdown ${answer.summary.max_drawdown}. Target: ≤ ${TARGET_MS} ms server side for the whole endpoint; checked for the calculator, for the data service's part over NATS, and for the whole GET from ${http.from} to ${http.to} (management and data service in their own processes, on this machine's loopback), server side as the management service's access log times it (request in to the answer written, compressed as the client accepts) and as the client sees it.`,
   '',
   ...checks.map((c) => `- ${c}`),
 ].join('\n');
@@ -197,7 +234,22 @@ record(
       ...Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, ms(v)])),
       data_service_over_nats: ms(responder.times_ms),
       data_service_in_process: ms(responder.in_process_ms),
+      http_json_server: ms(http.json_server_ms),
+      http_json_client: ms(http.json_ms),
+      http_arrow_server: ms(http.arrow_server_ms),
+      http_arrow_client: ms(http.arrow_ms),
+      numpy_http_case: httpBaseline ? round(median(httpBaseline.times_ms), 3) : null,
     },
+    http: {
+      from: http.from,
+      to: http.to,
+      points: http.points,
+      versions: http.versions,
+      cash_moves: http.cash_moves,
+      json_bytes: http.json_bytes,
+      arrow_bytes: http.arrow_bytes,
+    },
+    http_shown_against_numpy: httpBaseline ? shownOff : null,
     data_service_over_nats: {
       from: responder.from,
       to: responder.to,

@@ -587,12 +587,13 @@ export interface components {
             loc: (string | number)[];
             detail: string;
         };
-        /** @description The history, or a refusal. */
-        HistoryReply: {
-            history: components["schemas"]["HistoryAnswer"];
-        } | {
-            error: components["schemas"]["HistoryRefusal"];
+        /** @description NATS headers of a history reply. */
+        HistoryReplyHeaders: {
+            /** @enum {string} */
+            "Content-Type": "application/json" | "application/vnd.apache.arrow.stream" | "application/vnd.history-refusal+json";
         };
+        /** @description The JSON forms of a history reply: the computed history (`Content-Type: application/json`) or a refusal (`application/vnd.history-refusal+json`). */
+        HistoryReply: components["schemas"]["HistoryAnswer"] | components["schemas"]["HistoryRefusal"];
     };
     responses: never;
     parameters: never;

@@ -9,7 +9,7 @@ import { connectNats, createLogger, subjects } from '@platform/shared';
 import { fxRates } from '@platform/data-service/fx/store';
 import { historyAnswerer, startHistoryResponder } from '@platform/data-service/history/responder';
 import { generateSample } from '@platform/data-service/sample/generate';
-import { openDuckStore } from '@platform/data-service/store/duckdb';
+import { openDuckStore, type DuckStore } from '@platform/data-service/store/duckdb';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { freePort } from '@platform/dev-stack/ports';
 import { startNatsServer } from '@platform/dev-stack/nats-server';
@@ -29,35 +29,51 @@ export type ResponderRun = {
 
 const VERSIONS = 200;
 
+export type HistoryInstruments = { chosen: { isin: string; currency: string }[]; from: string; to: string };
+
+/**
+ * 15 instruments in EUR and 5 in USD of the reference data, each priced over the whole ten years,
+ * and the days all 20 have closes from and to.
+ */
+export async function pickHistoryInstruments(duck: DuckStore): Promise<HistoryInstruments> {
+  const rows = await duck.use(async ({ conn, ref }) =>
+    (
+      await conn.runAndReadAll(
+        `select i.isin, i.currency, min(p.date)::varchar, max(p.date)::varchar from ${ref}.instruments i join ${ref}.prices p using (isin)
+         where i.currency in ('EUR', 'USD') group by i.isin, i.currency having count(*) > 2400 order by i.isin`,
+      )
+    ).getRows(),
+  );
+  const pick = (currency: string, count: number) => rows.filter((r) => r[1] === currency).slice(0, count);
+  const picked = [...pick('EUR', 15), ...pick('USD', 5)];
+  if (picked.length < 20) throw new Error(`the reference file has ${picked.length} instruments priced over ten years in EUR and USD, not 20`);
+  return {
+    chosen: picked.map((r) => ({ isin: String(r[0]), currency: String(r[1]) })),
+    from: picked
+      .map((r) => String(r[2]))
+      .sort()
+      .at(-1)!,
+    to: picked.map((r) => String(r[3])).sort()[0]!,
+  };
+}
+
+/** A reference file like the sample's: 200 instruments, 10 years of daily closes and rates to 2026-11-27. */
+export const buildHistoryReference = (referenceDir: string) =>
+  buildReferenceFile(referenceDir, 'bench', (conn) => generateSample(conn, { instruments: 200, years: 10, seed: 42, endDate: '2026-11-27' }));
+
 export async function measureHistoryResponder(options: { reps: number; warmup: number; log: (line: string) => void }): Promise<ResponderRun> {
   const work = mkdtempSync(join(tmpdir(), 'platform-bench-history-responder-'));
   const referenceDir = join(work, 'reference');
   const log = options.log;
   try {
     log('generating a reference file of 200 instruments with 10 years of daily prices');
-    await buildReferenceFile(referenceDir, 'bench', (conn) => generateSample(conn, { instruments: 200, years: 10, seed: 42, endDate: '2026-11-27' }));
+    await buildHistoryReference(referenceDir);
     const duck = await openDuckStore({ path: join(work, 'data.duckdb'), referenceDir });
     const nats = await startNatsServer({ port: await freePort(), dir: join(work, 'nats'), name: 'platform-bench-history', log: () => undefined });
     const connection = await connectNats(nats.url, 'bench-history');
     const responder = startHistoryResponder({ nats: connection, duck, fx: fxRates(duck).series, fxMaxAgeDays: 5, logger: createLogger('bench', 'warn') });
     try {
-      // 15 instruments in EUR and 5 in USD priced over the whole ten years.
-      const rows = await duck.use(async ({ conn, ref }) =>
-        (
-          await conn.runAndReadAll(
-            `select i.isin, i.currency, min(p.date)::varchar, max(p.date)::varchar from ${ref}.instruments i join ${ref}.prices p using (isin)
-             where i.currency in ('EUR', 'USD') group by i.isin, i.currency having count(*) > 2400 order by i.isin`,
-          )
-        ).getRows(),
-      );
-      const pick = (currency: string, count: number) => rows.filter((r) => r[1] === currency).slice(0, count);
-      const chosen = [...pick('EUR', 15), ...pick('USD', 5)];
-      if (chosen.length < 20) throw new Error(`the reference file has ${chosen.length} instruments priced over ten years in EUR and USD, not 20`);
-      const from = chosen
-        .map((r) => String(r[2]))
-        .sort()
-        .at(-1)!;
-      const to = chosen.map((r) => String(r[3])).sort()[0]!;
+      const { chosen, from, to } = await pickHistoryInstruments(duck);
       const start = Date.parse(`${from}T00:00:00Z`);
       const span = Date.parse(`${to}T00:00:00Z`) - start;
       const random = seededRandom(42);
@@ -66,7 +82,7 @@ export async function measureHistoryResponder(options: { reps: number; warmup: n
         .sort((a, b) => a - b)
         .map((f) => {
           const holdings: Record<string, string> = { $EUR: (20_000 * random()).toFixed(2), $USD: (5_000 * random()).toFixed(2) };
-          for (const [isin] of chosen) if (random() < 0.85) holdings[String(isin)] = (10 + 500 * random()).toFixed(4);
+          for (const { isin } of chosen) if (random() < 0.85) holdings[isin] = (10 + 500 * random()).toFixed(4);
           return { from: at(f), holdings };
         });
       const flows = Array.from({ length: 130 }, (_, k) => ({
@@ -74,7 +90,7 @@ export async function measureHistoryResponder(options: { reps: number; warmup: n
         amount: k % 13 === 0 ? '-2500.00' : '1000.00',
         currency: k % 26 === 0 ? 'USD' : 'EUR',
       }));
-      const weights = Object.fromEntries(chosen.map(([isin]) => [String(isin), 0.045]));
+      const weights = Object.fromEntries(chosen.map(({ isin }) => [isin, 0.045]));
       const request = {
         tenant_id: 'bench',
         portfolio_id: 'P01JP9ZMQCN0XG3YNRRKJ6T0FZ3',
@@ -93,9 +109,8 @@ export async function measureHistoryResponder(options: { reps: number; warmup: n
         const started = performance.now();
         const reply = await connection.request(subjects.historyRequests('bench'), body, { timeout: 30_000 });
         const elapsed = performance.now() - started;
-        const answer = reply.json<{ history?: { points: unknown[] }; error?: { detail: string } }>();
-        if (!answer.history) throw new Error(`the responder refused the benchmark's request: ${answer.error?.detail}`);
-        points = answer.history.points.length;
+        if (reply.headers?.get('Content-Type') !== 'application/json') throw new Error(`the responder refused the benchmark's request: ${reply.string()}`);
+        points = reply.json<{ points: unknown[] }>().points.length;
         return elapsed;
       };
       // The same answer in process (contract check, DuckDB reads, calculator, JSON), without the bus: where the time goes.

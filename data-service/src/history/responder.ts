@@ -22,6 +22,8 @@ export const HISTORY_QUEUE = 'history';
  */
 export const MAX_HISTORY_POINTS = 4000;
 export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';
+/** A refusal's Content-Type (contracts/events.asyncapi.yaml, HistoryReply). */
+export const HISTORY_REFUSAL = 'application/vnd.history-refusal+json';
 
 /** `fxMaxAgeDays`: the oldest rate that converts, FX_MAX_AGE_DAYS (docs/adr/0057-fx-rates.md). */
 export type HistoryResponderDeps = { nats: NatsConnection; duck: DuckStore; fx: FxSeriesReader; fxMaxAgeDays: number; logger: Logger };
@@ -33,7 +35,7 @@ class Refused extends Error {
   }
 }
 
-const json = (value: unknown): HistoryReplyBytes => ({ data: JSON.stringify(value), contentType: 'application/json' });
+const refusal = (value: Refusal): HistoryReplyBytes => ({ data: JSON.stringify(value), contentType: HISTORY_REFUSAL });
 
 /** The points the request would show, counted on the weekday calendar before anything is read. */
 function shownPoints(request: Request): number {
@@ -57,9 +59,9 @@ async function historyReply(
   checked: ReturnType<ReturnType<typeof messageCheck<'HistoryRequest'>>>,
   tenantId: string,
 ): Promise<HistoryReplyBytes> {
-  if (!checked.ok) return json({ error: { code: 'invalid_request', loc: [], detail: checked.errors } });
+  if (!checked.ok) return refusal({ code: 'invalid_request', loc: [], detail: checked.errors });
   const request = checked.message;
-  if (request.tenant_id !== tenantId) return json({ error: { code: 'invalid_request', loc: ['tenant_id'], detail: "is not the subject's tenant" } });
+  if (request.tenant_id !== tenantId) return refusal({ code: 'invalid_request', loc: ['tenant_id'], detail: "is not the subject's tenant" });
   try {
     const points = shownPoints(request);
     if (points > MAX_HISTORY_POINTS) {
@@ -75,12 +77,12 @@ async function historyReply(
     const fx = await readFxTable(deps.fx, prices.days, [...named.currencies, ...prices.currencies], request.base_currency);
     const answer = portfolioHistory(calculation, prices, fx.table, { maxAgeDays: deps.fxMaxAgeDays, legs: fx.legs });
     if (request.format === 'arrow') return { data: historyToArrow(answer), contentType: ARROW_STREAM };
-    return json({ history: answer });
+    return { data: JSON.stringify(answer), contentType: 'application/json' };
   } catch (error) {
-    if (error instanceof Refused) return json({ error: error.refusal });
-    if (error instanceof InvalidValue) return json({ error: { code: 'invalid_value', loc: error.loc, detail: error.msg } });
-    if (error instanceof UnknownValue) return json({ error: { code: 'unknown_value', loc: error.loc, detail: error.msg } });
-    if (error instanceof DataError) return json({ error: { code: 'invalid_value', loc: [], detail: error.message } });
+    if (error instanceof Refused) return refusal(error.refusal);
+    if (error instanceof InvalidValue) return refusal({ code: 'invalid_value', loc: error.loc, detail: error.msg });
+    if (error instanceof UnknownValue) return refusal({ code: 'unknown_value', loc: error.loc, detail: error.msg });
+    if (error instanceof DataError) return refusal({ code: 'invalid_value', loc: [], detail: error.message });
     throw error;
   }
 }
@@ -106,7 +108,7 @@ export function startHistoryResponder(deps: HistoryResponderDeps): { stop: () =>
       reply = await answerFor(tenantId, body);
     } catch (error) {
       deps.logger.error('history not computed', { tenant: tenantId, error: (error as Error).message });
-      reply = json({ error: { code: 'internal', loc: [], detail: 'The history could not be computed.' } });
+      reply = refusal({ code: 'internal', loc: [], detail: 'The history could not be computed.' });
     }
     const headers = natsHeaders();
     headers.set('Content-Type', reply.contentType);

@@ -4,7 +4,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { newUlid } from '@platform/shared';
 import { testWorkDir } from '@platform/test-support/database';
 import { fxRates } from '../../src/fx/store.ts';
-import { ARROW_STREAM, MAX_HISTORY_POINTS, historyAnswerer } from '../../src/history/responder.ts';
+import { ARROW_STREAM, HISTORY_REFUSAL, MAX_HISTORY_POINTS, historyAnswerer } from '../../src/history/responder.ts';
 import { openDuckStore, type DuckStore } from '../../src/store/duckdb.ts';
 
 // The data service's answer to one history request, on the sample reference data (docs/adr/0058-portfolio-history.md).
@@ -25,8 +25,14 @@ describe('the history reply of the data service', () => {
     flows: [],
     ...over,
   });
-  const parsed = (reply: { data: Uint8Array | string; contentType: string }) => {
-    assert.equal(reply.contentType, 'application/json');
+  /** A computed history: the HistoryAnswer itself, as JSON. */
+  const answered = (reply: { data: Uint8Array | string; contentType: string }) => {
+    assert.equal(reply.contentType, 'application/json', String(reply.data).slice(0, 300));
+    return JSON.parse(String(reply.data));
+  };
+  /** A refusal, told apart by its Content-Type. */
+  const refused = (reply: { data: Uint8Array | string; contentType: string }) => {
+    assert.equal(reply.contentType, HISTORY_REFUSAL, String(reply.data).slice(0, 300));
     return JSON.parse(String(reply.data));
   };
 
@@ -51,22 +57,22 @@ describe('the history reply of the data service', () => {
       String((await conn.runAndReadAll(`select min(date)::varchar from ${ref}.prices where isin = $1`, [isin])).getRows()[0]![0]),
     );
     const body = request({ from: first, versions: [{ from: `${first}T00:00:00.000Z`, holdings: { [isin]: 2, $EUR: 10 } }] });
-    const json = parsed(await historyReply('acme', body));
-    assert.ok(json.history.points.length > 2, JSON.stringify(json).slice(0, 300));
-    assert.ok(json.history.points.every((p: { value: number }) => p.value > 10));
+    const json = answered(await historyReply('acme', body));
+    assert.ok(json.points.length > 2, JSON.stringify(json).slice(0, 300));
+    assert.ok(json.points.every((p: { value: number }) => p.value > 10));
     const arrow = await historyReply('acme', { ...body, format: 'arrow' });
     assert.equal(arrow.contentType, ARROW_STREAM);
     const table = tableFromIPC(arrow.data as Uint8Array);
     assert.deepEqual(
       table.getChild('value')!.toArray().slice(),
-      Float64Array.from(json.history.points, (p: { value: number }) => p.value),
+      Float64Array.from(json.points, (p: { value: number }) => p.value),
     );
   });
 
   it("refuses a request breaking the contract, or naming another tenant than the subject's", async () => {
-    assert.equal(parsed(await historyReply('acme', { ...request(), extra: 1 })).error.code, 'invalid_request');
-    assert.equal(parsed(await historyReply('acme', undefined)).error.code, 'invalid_request');
-    assert.deepEqual(parsed(await historyReply('beta', request())).error, {
+    assert.equal(refused(await historyReply('acme', { ...request(), extra: 1 })).code, 'invalid_request');
+    assert.equal(refused(await historyReply('acme', undefined)).code, 'invalid_request');
+    assert.deepEqual(refused(await historyReply('beta', request())), {
       code: 'invalid_request',
       loc: ['tenant_id'],
       detail: "is not the subject's tenant",
@@ -80,26 +86,26 @@ describe('the history reply of the data service', () => {
     const shifted = (days: number) => new Date(Date.parse(`${last}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
     // A week past the last published USD rate: its last days convert with a rate 7 days old.
     const body = request({ from: shifted(-14), to: shifted(7), frequency: 'D', versions: [{ from: `${shifted(-14)}T00:00:00.000Z`, holdings: { $USD: 10 } }] });
-    const refused = parsed(await historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 6 })('acme', body)).error;
-    assert.equal(refused.code, 'unknown_value');
-    assert.deepEqual(refused.loc, ['versions', 0, 'holdings', '$USD']);
-    assert.equal(refused.detail, `EUR/USD rate of ${last} is older than 6 days on ${shifted(7)} (for USD/EUR)`);
-    const answered = parsed(await historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 7 })('acme', body));
-    assert.equal(answered.history.points.at(-1).date, shifted(7), 'a rate exactly 7 days old converts when the limit is 7');
+    const refusal = refused(await historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 6 })('acme', body));
+    assert.equal(refusal.code, 'unknown_value');
+    assert.deepEqual(refusal.loc, ['versions', 0, 'holdings', '$USD']);
+    assert.equal(refusal.detail, `EUR/USD rate of ${last} is older than 6 days on ${shifted(7)} (for USD/EUR)`);
+    const answer = answered(await historyAnswerer({ duck, fx: fxRates(duck).series, fxMaxAgeDays: 7 })('acme', body));
+    assert.equal(answer.points.at(-1).date, shifted(7), 'a rate exactly 7 days old converts when the limit is 7');
   });
 
   it(`refuses more than ${MAX_HISTORY_POINTS} points at frequency, and what the calculator cannot use at its place`, async () => {
-    const long = parsed(await historyReply('acme', request({ from: '1990-01-01', to: '2010-01-01', frequency: 'D' })));
-    assert.equal(long.error.code, 'too_many_points');
-    assert.deepEqual(long.error.loc, ['frequency']);
-    assert.match(long.error.detail, /W or M/);
-    const unknown = parsed(await historyReply('acme', request({ versions: [{ from: '2000-01-01T00:00:00.000Z', holdings: { ZZ0000000000: 1 } }] })));
-    assert.deepEqual(unknown.error, {
+    const long = refused(await historyReply('acme', request({ from: '1990-01-01', to: '2010-01-01', frequency: 'D' })));
+    assert.equal(long.code, 'too_many_points');
+    assert.deepEqual(long.loc, ['frequency']);
+    assert.match(long.detail, /W or M/);
+    const unknown = refused(await historyReply('acme', request({ versions: [{ from: '2000-01-01T00:00:00.000Z', holdings: { ZZ0000000000: 1 } }] })));
+    assert.deepEqual(unknown, {
       code: 'unknown_value',
       loc: ['versions', 0, 'holdings', 'ZZ0000000000'],
       detail: 'no prices for instrument ZZ0000000000',
     });
-    const inverted = parsed(await historyReply('acme', request({ from: '2020-02-01', to: '2020-01-01' })));
-    assert.deepEqual(inverted.error.loc, ['to']);
+    const inverted = refused(await historyReply('acme', request({ from: '2020-02-01', to: '2020-01-01' })));
+    assert.deepEqual(inverted.loc, ['to']);
   });
 });

@@ -8,13 +8,18 @@ import type { EntityRow } from '../store/entities.ts';
 import { findEntity } from '../store/entities.ts';
 import { portfolioVersions, settledCashMoves } from '../store/history.ts';
 
-type HistoryReply = components['schemas']['HistoryReply'];
-export type PortfolioHistory = components['schemas']['HistoryAnswer'];
+type HistoryRefusal = components['schemas']['HistoryRefusal'];
 
 export const ARROW_STREAM = 'application/vnd.apache.arrow.stream';
+export const JSON_TYPE = 'application/json';
+/** The Content-Type of the data service's refusal (contracts/events.asyncapi.yaml, HistoryReply). */
+const HISTORY_REFUSAL = 'application/vnd.history-refusal+json';
 
-/** The data service's answer: the history as JSON, or the Arrow IPC bytes it sent for it. */
-export type HistoryAnswer = { history: PortfolioHistory } | { arrow: Uint8Array };
+/**
+ * The data service's computed history as it sent it: the JSON text of a HistoryAnswer or the Arrow
+ * IPC bytes, handed on to the client unparsed (half a megabyte of JSON for ten daily years).
+ */
+export type HistoryAnswer = { contentType: typeof JSON_TYPE | typeof ARROW_STREAM; bytes: Uint8Array };
 export type HistoryAsker = (request: HistoryRequest) => Promise<HistoryAnswer>;
 
 export type HistoryQuery = { from?: string; to?: string; frequency: HistoryFrequency; model: boolean; format: HistoryRequest['format'] };
@@ -56,11 +61,12 @@ export function natsHistoryAsker(nats: NatsConnection, timeoutMs: number): Histo
     const reply = await nats.request(subjects.historyRequests(request.tenant_id), JSON.stringify(request), { timeout: timeoutMs }).catch(() => {
       throw new DependencyUnavailable('The data service did not answer in time; retry in a few seconds.');
     });
-    if (reply.headers?.get('Content-Type') === ARROW_STREAM) return { arrow: reply.data };
-    const body = reply.json<HistoryReply>();
-    if ('history' in body) return { history: body.history };
-    const { code, loc, detail } = body.error;
-    if (code === 'invalid_value' || code === 'unknown_value' || code === 'too_many_points') throw new InvalidField(refusalLoc(loc), detail);
+    const contentType = reply.headers?.get('Content-Type');
+    if (contentType === JSON_TYPE || contentType === ARROW_STREAM) return { contentType, bytes: reply.data };
+    if (contentType === HISTORY_REFUSAL) {
+      const { code, loc, detail } = reply.json<HistoryRefusal>();
+      if (code === 'invalid_value' || code === 'unknown_value' || code === 'too_many_points') throw new InvalidField(refusalLoc(loc), detail);
+    }
     throw new DependencyUnavailable('The data service could not compute the history; retry in a few seconds.');
   };
 }

@@ -2,11 +2,9 @@ import type { Knex } from 'knex';
 import type { HandlerContext, OperationHandler } from '@platform/shared';
 import { NotAcceptable } from '../../domain/errors.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { ARROW_STREAM, readHistoryRequest, type HistoryAsker, type HistoryQuery } from '../../flows/history.ts';
+import { ARROW_STREAM, JSON_TYPE, readHistoryRequest, type HistoryAsker, type HistoryQuery } from '../../flows/history.ts';
 import { readInTenant } from '../../store/tenant-scope.ts';
 import { readablePortfolio } from './optimizations.ts';
-
-const JSON_TYPE = 'application/json';
 
 /** JSON unless the client accepts only Apache Arrow (q-values honoured); neither is 406. */
 function negotiate(ctx: HandlerContext<Principal>): HistoryQuery['format'] {
@@ -26,8 +24,7 @@ export function historyHandlers(db: Knex, ask: HistoryAsker): Record<string, Ope
         readHistoryRequest(trx, await readablePortfolio(trx, ctx), query, new Date()),
       );
       const answer = await ask(request);
-      if ('arrow' in answer) return { status: 200, body: answer.arrow, contentType: ARROW_STREAM };
-      return { status: 200, body: answer.history };
+      return { status: 200, body: answer.bytes, contentType: answer.contentType };
     },
   };
 }
