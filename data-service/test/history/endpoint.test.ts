@@ -19,6 +19,8 @@ const DAY_MS = 86_400_000;
 const dayOf = (iso: string) => Math.floor(Date.parse(`${iso.slice(0, 10)}T00:00:00Z`) / DAY_MS);
 const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 const cents = (x: number) => Math.round(x * 100) / 100;
+/** The data service's limit on the age of a rate (docs/adr/0057-fx-rates.md), set here rather than left to its default. */
+const FX_MAX_AGE_DAYS = 3;
 
 describe('GET /portfolios/{portfolio_id}/history/ through both services', function () {
   this.timeout(180_000);
@@ -64,7 +66,7 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
   before(async () => {
     // A NATS server of its own, so that no other test's data service answers; no optimizer, whose
     // orders would change the holdings the test sets.
-    platform = await startTestPlatform({ HISTORY_TIMEOUT_MS: '3000', OPTIMIZER: 'false' }, { ownNats: true });
+    platform = await startTestPlatform({ HISTORY_TIMEOUT_MS: '3000', OPTIMIZER: 'false', FX_MAX_AGE_DAYS: String(FX_MAX_AGE_DAYS) }, { ownNats: true });
     duck = await openDuckStore({ path: join(testWorkDir(), `history-test-${newUlid()}.duckdb`), referenceDir: join(testWorkDir(), 'reference') });
     // Two instruments of the sample universe, one in EUR and one in another currency, with closes on
     // every weekday of the last ~50 days of the sample.
@@ -272,6 +274,44 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
     const after = await api('GET', `/portfolios/${portfolioId}`);
     assert.equal(after.body.version, before.body.version);
     assert.deepEqual(after.body.portfolio, before.body.portfolio);
+  });
+
+  it('refuses a day whose dollar rate is older than FX_MAX_AGE_DAYS, naming the pair and the day, and changes nothing', async () => {
+    const usd = await duck.use(async ({ conn, ref }) =>
+      (await conn.runAndReadAll(`select (date - date '1970-01-01')::int, rate::double from ${ref}.fx_rates where currency = 'USD'`)).getRows(),
+    );
+    const usdPerEur = new Map(usd.map(([d, r]) => [Number(d), Number(r)]));
+    const lastRate = Math.max(...usdPerEur.keys());
+    // Dollars only: no close ends the period at the sample's last day, so its days run past the last rate.
+    const dollars = await api('POST', '/portfolios/', build.portfolio(owner, { portfolio: { $USD: 100 } }));
+    assert.equal(dollars.status, 201, dollars.text);
+    const from = lastRate - 14;
+    await backdatePortfolio(platform.database.db, tenant.tenantId, dollars.body.id, [from]);
+    const before = await api('GET', `/portfolios/${dollars.body.id}`);
+    // The first weekday on which the last rate, still in use, is older than the limit.
+    const stale = weekdaysBetween(lastRate + FX_MAX_AGE_DAYS + 1, lastRate + FX_MAX_AGE_DAYS + 7)[0]!;
+    const refused = await api('GET', `/portfolios/${dollars.body.id}/history/?from=${isoDay(from)}&to=${isoDay(stale + 7)}`);
+    assertProblem(refused, 422, 'validation_failed');
+    const msg = `EUR/USD rate of ${isoDay(lastRate)} is older than ${FX_MAX_AGE_DAYS} days on ${isoDay(stale)} (for USD/EUR)`;
+    assert.deepEqual(refused.body.errors, [{ loc: ['path', 'portfolio_id', 'versions', 0, 'holdings', '$USD'], msg, type: 'rule' }]);
+    assert.ok(refused.body.detail.endsWith(msg), refused.body.detail);
+    const after = await api('GET', `/portfolios/${dollars.body.id}`);
+    assert.equal(after.body.version, before.body.version);
+    assert.deepEqual(after.body.portfolio, before.body.portfolio);
+
+    // Up to the last day a rate as old as the limit converts: every day at the last rate on or before it.
+    const fresh = await api('GET', `/portfolios/${dollars.body.id}/history/?from=${isoDay(from)}&to=${isoDay(lastRate + FX_MAX_AGE_DAYS)}`);
+    assert.equal(fresh.status, 200, fresh.text);
+    const points = (fresh.body as History).points;
+    assert.deepEqual(
+      points.map((p) => p.date),
+      weekdaysBetween(from, lastRate + FX_MAX_AGE_DAYS).map(isoDay),
+    );
+    assert.ok(dayOf(points.at(-1)!.date) > lastRate, 'the period goes past the last rate');
+    for (const point of points) {
+      const exact = 100 / lastOnOrBefore(usdPerEur, dayOf(point.date));
+      assert.ok(Math.abs(point.value - exact) <= 0.005 + 1e-9, `${point.date}: ${point.value} for ${exact}`);
+    }
   });
 
   it('answers a period without a business day (a weekend) with no points and a summary of nulls', async () => {
