@@ -4,6 +4,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { connectNats, newUlid, subjects } from '@platform/shared';
 import { testWorkDir } from '@platform/test-support/database';
 import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { backdatePortfolio, weekdaysBetween } from '@platform/test-support/backdate';
 import { assertProblem } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
 import { openDuckStore, type DuckStore } from '../../src/store/duckdb.ts';
@@ -17,8 +18,9 @@ type History = { base_currency: string; frequency: string; points: Point[]; summ
 const DAY_MS = 86_400_000;
 const dayOf = (iso: string) => Math.floor(Date.parse(`${iso.slice(0, 10)}T00:00:00Z`) / DAY_MS);
 const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
-const isWeekday = (day: number) => ![0, 6].includes(new Date(day * DAY_MS).getUTCDay());
 const cents = (x: number) => Math.round(x * 100) / 100;
+/** The data service's limit on the age of a rate (docs/adr/0057-fx-rates.md), set here rather than left to its default. */
+const FX_MAX_AGE_DAYS = 3;
 
 describe('GET /portfolios/{portfolio_id}/history/ through both services', function () {
   this.timeout(180_000);
@@ -64,7 +66,7 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
   before(async () => {
     // A NATS server of its own, so that no other test's data service answers; no optimizer, whose
     // orders would change the holdings the test sets.
-    platform = await startTestPlatform({ HISTORY_TIMEOUT_MS: '3000', OPTIMIZER: 'false' }, { ownNats: true });
+    platform = await startTestPlatform({ HISTORY_TIMEOUT_MS: '3000', OPTIMIZER: 'false', FX_MAX_AGE_DAYS: String(FX_MAX_AGE_DAYS) }, { ownNats: true });
     duck = await openDuckStore({ path: join(testWorkDir(), `history-test-${newUlid()}.duckdb`), referenceDir: join(testWorkDir(), 'reference') });
     // Two instruments of the sample universe, one in EUR and one in another currency, with closes on
     // every weekday of the last ~50 days of the sample.
@@ -123,37 +125,34 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
     assert.equal(withdrawal.status, 201, withdrawal.text);
 
     // The service writes versions and cash moves at the time they happen: move them into the
-    // sample's past, each version a few weekdays after the previous one, and each cash move to the
+    // sample's past, each version three weekdays after the previous one, and each cash move to the
     // day of the version that booked it.
-    const weekdays: number[] = [];
-    for (let d = picked.end - 60; d <= picked.end; d++) if (isWeekday(d)) weekdays.push(d);
+    const weekdays = weekdaysBetween(picked.end - 60, picked.end);
     const db = platform.database.db;
-    const stored = (await db('entity_versions').select('version', 'doc').where({ tenant_id: tenant.tenantId, id: portfolioId }).orderBy('version')) as {
-      version: number;
-      doc: { portfolio?: Record<string, number> };
-    }[];
-    const dayOfVersion = stored.map((_, k) => weekdays[Math.min(3 * k, weekdays.length - 10)]!);
-    const cashAt = stored.map((row) => row.doc.portfolio?.$EUR ?? 0);
-    const bookedAt = (delta: number) => dayOfVersion[cashAt.findIndex((cash, k) => k > 0 && cash - cashAt[k - 1]! === delta)]!;
-    for (const [k, row] of stored.entries()) {
-      const at = new Date((dayOfVersion[k]! + 0.5) * DAY_MS);
-      await db('entity_versions').where({ tenant_id: tenant.tenantId, id: portfolioId, version: row.version }).update({ version_at: at });
-      versions.push({ day: dayOfVersion[k]!, holdings: row.doc.portfolio ?? {} });
-    }
+    versions.push(
+      ...(await backdatePortfolio(
+        db,
+        tenant.tenantId,
+        portfolioId,
+        weekdays.filter((_, i) => i % 3 === 0 && i <= weekdays.length - 10),
+      )),
+    );
+    // Which version booked each cash move, read from the cash it added, not from the helper's dating.
+    const bookedAt = (delta: number) => versions.find((v, k) => k > 0 && (v.holdings.$EUR ?? 0) - (versions[k - 1]!.holdings.$EUR ?? 0) === delta)!.day;
     depositDay = bookedAt(1000);
     withdrawalDay = bookedAt(-200);
     assert.ok(depositDay < withdrawalDay);
-    const moves = (await db('entities').select('id', 'doc').where({ tenant_id: tenant.tenantId, parent_id: portfolioId, type: 'transactions' })) as {
-      id: string;
-      doc: { quantity: string };
+    const moves = (await db('entities').select('doc').where({ tenant_id: tenant.tenantId, parent_id: portfolioId, type: 'transactions' })) as {
+      doc: { quantity: string; datetime: string };
     }[];
-    assert.equal(moves.length, 2);
-    for (const move of moves) {
-      const day = move.doc.quantity.startsWith('-') ? withdrawalDay : depositDay;
-      await db('entities')
-        .where({ tenant_id: tenant.tenantId, id: move.id })
-        .update({ doc: db.raw("jsonb_set(doc, '{datetime}', to_jsonb(?::text))", [new Date((day + 0.5) * DAY_MS).toISOString()]) });
-    }
+    assert.deepEqual(
+      moves.map((move) => [move.doc.quantity, dayOf(move.doc.datetime)]).sort(),
+      [
+        ['-200.00', withdrawalDay],
+        ['1000.00', depositDay],
+      ],
+      'each cash move is dated on the day of the version that booked it',
+    );
     first = versions[0]!.day;
     last = weekdays[weekdays.length - 1]!;
   });
@@ -167,11 +166,9 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
     assert.equal(res.status, 200, res.text);
     const answer = res.body as History;
     assert.equal(answer.base_currency, 'EUR');
-    const expectedDays: number[] = [];
-    for (let d = first; d <= last; d++) if (isWeekday(d)) expectedDays.push(d);
     assert.deepEqual(
       answer.points.map((p) => p.date),
-      expectedDays.map(isoDay),
+      weekdaysBetween(first, last).map(isoDay),
     );
     // Rounded to the cent: within half a cent of the exact sum.
     for (const point of answer.points) {
@@ -277,6 +274,44 @@ describe('GET /portfolios/{portfolio_id}/history/ through both services', functi
     const after = await api('GET', `/portfolios/${portfolioId}`);
     assert.equal(after.body.version, before.body.version);
     assert.deepEqual(after.body.portfolio, before.body.portfolio);
+  });
+
+  it('refuses a day whose dollar rate is older than FX_MAX_AGE_DAYS, naming the pair and the day, and changes nothing', async () => {
+    const usd = await duck.use(async ({ conn, ref }) =>
+      (await conn.runAndReadAll(`select (date - date '1970-01-01')::int, rate::double from ${ref}.fx_rates where currency = 'USD'`)).getRows(),
+    );
+    const usdPerEur = new Map(usd.map(([d, r]) => [Number(d), Number(r)]));
+    const lastRate = Math.max(...usdPerEur.keys());
+    // Dollars only: no close ends the period at the sample's last day, so its days run past the last rate.
+    const dollars = await api('POST', '/portfolios/', build.portfolio(owner, { portfolio: { $USD: 100 } }));
+    assert.equal(dollars.status, 201, dollars.text);
+    const from = lastRate - 14;
+    await backdatePortfolio(platform.database.db, tenant.tenantId, dollars.body.id, [from]);
+    const before = await api('GET', `/portfolios/${dollars.body.id}`);
+    // The first weekday on which the last rate, still in use, is older than the limit.
+    const stale = weekdaysBetween(lastRate + FX_MAX_AGE_DAYS + 1, lastRate + FX_MAX_AGE_DAYS + 7)[0]!;
+    const refused = await api('GET', `/portfolios/${dollars.body.id}/history/?from=${isoDay(from)}&to=${isoDay(stale + 7)}`);
+    assertProblem(refused, 422, 'validation_failed');
+    const msg = `EUR/USD rate of ${isoDay(lastRate)} is older than ${FX_MAX_AGE_DAYS} days on ${isoDay(stale)} (for USD/EUR)`;
+    assert.deepEqual(refused.body.errors, [{ loc: ['path', 'portfolio_id', 'versions', 0, 'holdings', '$USD'], msg, type: 'rule' }]);
+    assert.ok(refused.body.detail.endsWith(msg), refused.body.detail);
+    const after = await api('GET', `/portfolios/${dollars.body.id}`);
+    assert.equal(after.body.version, before.body.version);
+    assert.deepEqual(after.body.portfolio, before.body.portfolio);
+
+    // Up to the last day a rate as old as the limit converts: every day at the last rate on or before it.
+    const fresh = await api('GET', `/portfolios/${dollars.body.id}/history/?from=${isoDay(from)}&to=${isoDay(lastRate + FX_MAX_AGE_DAYS)}`);
+    assert.equal(fresh.status, 200, fresh.text);
+    const points = (fresh.body as History).points;
+    assert.deepEqual(
+      points.map((p) => p.date),
+      weekdaysBetween(from, lastRate + FX_MAX_AGE_DAYS).map(isoDay),
+    );
+    assert.ok(dayOf(points.at(-1)!.date) > lastRate, 'the period goes past the last rate');
+    for (const point of points) {
+      const exact = 100 / lastOnOrBefore(usdPerEur, dayOf(point.date));
+      assert.ok(Math.abs(point.value - exact) <= 0.005 + 1e-9, `${point.date}: ${point.value} for ${exact}`);
+    }
   });
 
   it('answers a period without a business day (a weekend) with no points and a summary of nulls', async () => {
