@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { historySeries, portfolioHistory } from '@platform/data-service/history/calculate';
 import type { FxTable, HistoryFlow, HistoryRequest, HistoryVersion, PriceTable } from '@platform/data-service/history/input';
+import { toCents, toReturn } from '@platform/data-service/history/rounding';
 import { formatDay, parseDay } from '@platform/data-service/simulation/dates';
 import { ensurePythonModule } from '@platform/dev-stack/os-packages';
 import { median, record, round } from './lib/harness.ts';
@@ -151,7 +152,12 @@ const responder = await measureHistoryResponder({ reps: REPS, warmup: WARMUP, lo
 const http = await measureHistoryHttp({ reps: REPS, warmup: WARMUP, log });
 const httpBaseline = runNumpy(http.baseline_case);
 const shownOff = { value: NaN, twr: NaN, drawdown: NaN };
+/** Points whose shown value, TWR and drawdown are numpy's rounded as the service rounds (cents, 1e-8, half to even). */
+let shownEqual = 0;
 if (httpBaseline) {
+  shownEqual = http.points_shown.filter(
+    (p, t) => p.value === toCents(httpBaseline.value[t]!) && p.twr === toReturn(httpBaseline.twr[t]!) && p.drawdown === toReturn(httpBaseline.drawdown[t]!),
+  ).length;
   const worst = (shown: number[], theirs: number[]) => shown.reduce((w, x, t) => Math.max(w, Math.abs(x - theirs[t]!)), 0);
   shownOff.value = worst(
     http.points_shown.map((p) => p.value),
@@ -179,7 +185,7 @@ const checks = [
     : 'skipped: numpy baseline',
   `${ms(http.json_server_ms) <= TARGET_MS ? 'ok' : 'FAILED'}: the whole GET server side (Postgres, NATS, DuckDB, calculator, JSON; the access log's time), daily answer, median ${ms(http.json_server_ms)} ms ≤ ${TARGET_MS} ms`,
   httpBaseline
-    ? `${shownAgrees ? 'ok' : 'FAILED'}: the GET's answer is numpy's on the same portfolio and market data, rounded: value within half a cent, TWR and drawdown within 5e-9 (max off ${round(shownOff.value, 6)}, ${shownOff.twr.toExponential(2)}, ${shownOff.drawdown.toExponential(2)})`
+    ? `${shownAgrees ? 'ok' : 'FAILED'}: the GET's answer is numpy's on the same portfolio and market data, rounded: value within half a cent, TWR and drawdown within 5e-9 (max off ${round(shownOff.value, 6)}, ${shownOff.twr.toExponential(2)}, ${shownOff.drawdown.toExponential(2)}); ${shownEqual.toLocaleString('en')} of ${http.points.toLocaleString('en')} points equal to numpy's rounded the same way`
     : 'skipped: numpy baseline of the GET',
 ];
 const history = `${DAYS.toLocaleString('en')} business days (10 years) × ${INSTRUMENTS} instruments (${USD_INSTRUMENTS} in USD, EUR base), ${VERSIONS} versions, ${request.flows.length} flows, a model of 20 weights + cash`;
@@ -249,7 +255,7 @@ record(
       json_bytes: http.json_bytes,
       arrow_bytes: http.arrow_bytes,
     },
-    http_shown_against_numpy: httpBaseline ? shownOff : null,
+    http_shown_against_numpy: httpBaseline ? { ...shownOff, points_equal_when_rounded: shownEqual } : null,
     data_service_over_nats: {
       from: responder.from,
       to: responder.to,
