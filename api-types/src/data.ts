@@ -442,7 +442,7 @@ export interface components {
          * @description Stable machine-readable error code (the same enum in both OpenAPI documents).
          * @enum {string}
          */
-        ErrorCode: "malformed_json" | "invalid_encoding" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
+        ErrorCode: "malformed_json" | "invalid_encoding" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "booked_by_service" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
         /** @description RFC 9457 problem details with a stable `code`. */
         Problem: {
             /**

@@ -756,7 +756,7 @@ export interface paths {
         put?: never;
         /**
          * Create a transaction
-         * @description Books a transaction of the portfolio (404 when the portfolio is unknown). Holdings are not changed: the client patches them. A duplicate external_id is a 409. Answers 201 with the new entity (version 1) and its `Location`.
+         * @description Books a transaction of the portfolio (404 when the portfolio is unknown). Holdings are not changed: the client patches them. A duplicate external_id is a 409. An FX transaction is booked by the service only (docs/adr/0022-execution-and-withdrawals.md): `type: FX` is a 422 `booked_by_service` at `["body","type"]`, and `conversion` is read-only (sending it is a 422 `validation_failed` at `["body","conversion"]`). Answers 201 with the new entity (version 1) and its `Location`.
          */
         post: operations["createTransaction"];
         delete?: never;
@@ -818,14 +818,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a transaction
-         * @description Deletes a transaction. Soft delete: sets `deleted` to true (a new version) and answers the entity. Deleting a deleted entity answers it unchanged.
+         * @description Deletes a transaction. Soft delete: sets `deleted` to true (a new version) and answers the entity. Deleting a deleted entity answers it unchanged. A conversion the service booked (an FX transaction with its `conversion`) is not deleted: 422 `booked_by_service` at `["path","transaction_id"]`, nothing changed.
          */
         delete: operations["deleteTransaction"];
         options?: never;
         head?: never;
         /**
          * Update a transaction
-         * @description Updates a transaction (typically its status). RFC 7396 merge patch: only the fields to change. Creates a new version and answers the updated entity. `If-Match` gives optimistic concurrency.
+         * @description Updates a transaction (typically its status). RFC 7396 merge patch: only the fields to change. Creates a new version and answers the updated entity. `If-Match` gives optimistic concurrency. A conversion the service booked (an FX transaction with its `conversion`) may change its `external_id` only: any other field is a 422 `booked_by_service` at that field. Any other transaction may not become or stay FX (422 `booked_by_service` at `["body","type"]`); `conversion` is read-only. Nothing changes on a refusal.
          */
         patch: operations["updateTransaction"];
         trace?: never;
@@ -1237,10 +1237,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Stable machine-readable error code. The same enum is used by the data interface contract (a unit test keeps both equal). Status per code: malformed_json 400, invalid_encoding 400, invalid_parameter 400, invalid_query 400, invalid_filter 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405, not_acceptable 406, duplicate_value 409, write_once_field 409, state_conflict 409, idempotency_in_flight 409, version_mismatch 412, payload_too_large 413, unsupported_media_type 415, validation_failed 422, unknown_field 422, idempotency_key_reused 422, rate_limited 429, internal_error 500, not_implemented 501, unavailable 503.
+         * @description Stable machine-readable error code. The same enum is used by the data interface contract (a unit test keeps both equal). Status per code: malformed_json 400, invalid_encoding 400, invalid_parameter 400, invalid_query 400, invalid_filter 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405, not_acceptable 406, duplicate_value 409, write_once_field 409, state_conflict 409, idempotency_in_flight 409, version_mismatch 412, payload_too_large 413, unsupported_media_type 415, validation_failed 422, unknown_field 422, booked_by_service 422, idempotency_key_reused 422, rate_limited 429, internal_error 500, not_implemented 501, unavailable 503.
          * @enum {string}
          */
-        ErrorCode: "malformed_json" | "invalid_encoding" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
+        ErrorCode: "malformed_json" | "invalid_encoding" | "invalid_parameter" | "invalid_query" | "invalid_filter" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "duplicate_value" | "write_once_field" | "state_conflict" | "idempotency_in_flight" | "version_mismatch" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "unknown_field" | "booked_by_service" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
         /**
          * @description One contract violation of a request (the `loc/msg/type` list of the vendor).
          * @example {
@@ -3015,7 +3015,7 @@ export interface components {
             results: (components["schemas"]["InstrumentGroup"] | components["schemas"]["Selection"])[];
         };
         /**
-         * @description CASH: deposit (positive) or withdrawal (negative) of cash; ORDER: buy (positive quantity) or sell (negative) of an instrument; FEE, DIVIDEND, INTEREST, TAX: cash bookings of those kinds; FX: a conversion between the base currency and another currency, the quantity bought (positive) or sold (negative) of `currency` at `unit_price`, the base-currency value of one unit.
+         * @description CASH: deposit (positive) or withdrawal (negative) of cash; ORDER: buy (positive quantity) or sell (negative) of an instrument; FEE, DIVIDEND, INTEREST, TAX: cash bookings of those kinds; FX: a conversion between the base currency and another currency, the quantity bought (positive) or sold (negative) of `currency` at `unit_price`, the base-currency value of one unit. FX transactions are booked by the service only, with their `conversion`, when it executes orders in another currency: a client's create or change to FX is a 422 `booked_by_service`.
          * @enum {string}
          */
         TransactionType: "CASH" | "ORDER" | "FEE" | "DIVIDEND" | "INTEREST" | "TAX" | "FX";
@@ -3144,7 +3144,7 @@ export interface components {
             datetime: string;
             /** @description Optimization whose order this transaction executes; null otherwise. */
             optimization_id: string | null;
-            /** @description An FX transaction booked by the service's execution of an optimization: what was converted, both sides, at which rate and cost. Absent from other transactions. */
+            /** @description An FX transaction booked by the service's execution of an optimization: what was converted, both sides, at which rate and cost. Absent from other transactions. Read-only: written by the service alone, never accepted in a request. */
             conversion?: components["schemas"]["Conversion"];
         };
         /**

@@ -51,6 +51,16 @@ export class InvalidField extends DomainError {
 
 export class StateConflict extends DomainError {}
 
+/** A client's write of what only the service books (an FX transaction and its conversion); `locs` name what was refused. */
+export class BookedByService extends DomainError {
+  constructor(
+    readonly locs: Loc[],
+    readonly msg: string,
+  ) {
+    super(`${locs.map((l) => l.join('.')).join(', ')} ${msg}.`);
+  }
+}
+
 /** A query parameter (paging, embed) that names something impossible; `loc` points to it. */
 export class InvalidParameter extends DomainError {
   constructor(

@@ -1,5 +1,6 @@
 import { ProblemError, unavailableProblem } from '@platform/shared';
 import {
+  BookedByService,
   DependencyUnavailable,
   DuplicateValue,
   InvalidParameter,
@@ -32,6 +33,11 @@ export function domainProblem(error: unknown): ProblemError | undefined {
   }
   if (error instanceof InvalidField) {
     return new ProblemError(422, 'validation_failed', error.message, { errors: [{ loc: error.loc, msg: error.msg, type: 'rule' }] });
+  }
+  if (error instanceof BookedByService) {
+    return new ProblemError(422, 'booked_by_service', error.message, {
+      errors: error.locs.map((loc) => ({ loc, msg: error.msg, type: 'booked_by_service' })),
+    });
   }
   if (error instanceof InvalidParameter) {
     return new ProblemError(400, 'invalid_parameter', error.message, { errors: [{ loc: error.loc, msg: error.message, type: 'parameter' }] });

@@ -1,5 +1,6 @@
 import { fromNumber, toText } from '@platform/shared';
 import { InvalidField, WriteOnceField } from '../errors.ts';
+import { checkClientCreate, checkClientDelete, checkClientUpdate } from '../fx-transactions.ts';
 import { checkQuestionnaire } from '../questionnaire-check.ts';
 import { jsonEqual, mergePatch, type Doc, type Json } from '../merge.ts';
 import type { EntityKind, Reference, WriteContext } from './kind.ts';
@@ -30,6 +31,7 @@ type Simple = {
   finish?: (doc: Doc, ctx: WriteContext) => Doc;
   access?: EntityKind['access'];
   effects?: EntityKind['effects'];
+  clientWrites?: EntityKind['clientWrites'];
 };
 
 const none = { readable_by: [], modifiable_by: [] };
@@ -76,6 +78,7 @@ function simpleKind(s: Simple): EntityKind {
       }),
     access: s.access ?? (() => none),
     effects: s.effects,
+    clientWrites: s.clientWrites,
   };
 }
 
@@ -208,6 +211,8 @@ export const transactions = simpleKind({
       datetime: doc.datetime ?? ctx.now,
     };
   },
+  // FX transactions are the service's record of its conversions (docs/adr/0022-execution-and-withdrawals.md).
+  clientWrites: { create: checkClientCreate, update: checkClientUpdate, delete: checkClientDelete },
   // Whoever may read or modify the portfolio may do so with its transactions.
   access: (_doc, _id, ctx) => ({ readable_by: ctx.parent!.readable_by, modifiable_by: ctx.parent!.modifiable_by }),
 });

@@ -47,6 +47,11 @@ export type EntityKind = {
    * the query asks beyond the document; throws a DomainError to refuse it.
    */
   beforeCreate?: (body: Doc, query: Record<string, unknown>) => void;
+  /**
+   * Rules of a client's requests that the service's own flows, which write through `create` and `update` too, are not
+   * held to; each throws a DomainError. `update` sees the document before and after the kind's rules.
+   */
+  clientWrites?: { create?: (body: Doc) => void; update?: (before: Doc, after: Doc) => void; delete?: (current: Doc) => void };
   /** Turns a create body into the stored document, or throws a DomainError. */
   create: (body: Doc, ctx: WriteContext) => Doc;
   /** Applies a PATCH body to the current document, or throws a DomainError. */

@@ -62,6 +62,7 @@ async function create(kind: EntityKind, ctx: Ctx, run: TenantRunner) {
   mustBeMachine(ctx.principal, `create a ${kind.label}`);
   const body = ctx.body as Doc;
   kind.beforeCreate?.(body, ctx.query);
+  kind.clientWrites?.create?.(body);
   const row = await run(async (trx, tenant) => {
     const wctx = await writeContext(trx, tenant, kind, ctx);
     return writeNew(trx, kind, tenant, wctx, kind.create(body, wctx), { byClient: true });
@@ -92,6 +93,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
     checkIfMatch(ctx.headers['if-match'], current.version);
     if (what === 'delete' && current.deleted) return current;
     if (current.deleted) throw new StateConflict(`This ${kind.label} is deleted.`);
+    if (what === 'delete') kind.clientWrites?.delete?.(current.doc);
     const wctx = await writeContext(trx, tenant, kind, ctx);
     if (what === 'update') {
       // Checked on the patch as sent (so a customer hears 403 before any other rule of the kind,
@@ -100,6 +102,7 @@ async function change(db: Knex, kind: EntityKind, ctx: Ctx, what: 'update' | 'de
     }
     const doc = what === 'update' ? kind.update(current.doc, ctx.body as Doc, wctx) : current.doc;
     if (what === 'update') mustBeCustomersChange(ctx.principal, kind.type, current.doc, doc);
+    if (what === 'update') kind.clientWrites?.update?.(current.doc, doc);
     if (what === 'update' && jsonEqual(doc, current.doc)) return current;
     return writeNext(trx, kind, tenant, wctx, current, doc, { deleted: what === 'delete', byClient: true });
   });
