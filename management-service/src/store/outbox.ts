@@ -139,11 +139,3 @@ export async function claimUnpublished(
 export async function markPublished(trx: Knex.Transaction, seqs: string[]): Promise<void> {
   await trx('outbox').whereIn('seq', seqs).update({ published_at: trx.fn.now() });
 }
-
-/** Removes published events older than the retention; GET /events/ serves what is left. */
-export async function prunePublished(db: Knex, olderThanDays: number): Promise<number> {
-  return db('outbox')
-    .whereNotNull('published_at')
-    .where('created_at', '<', db.raw(`now() - make_interval(days => ?)`, [olderThanDays]))
-    .delete();
-}
