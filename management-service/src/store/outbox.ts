@@ -87,6 +87,19 @@ async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<voi
 export type Cursor = { xid: string; seq: string };
 
 /**
+ * The place of the last event the retention removed (migration 020) when `after` lies before it:
+ * events after that cursor are gone. Undefined when none was removed after it.
+ */
+export async function removedAfter(trx: Knex.Transaction, tenantId: string, after: Cursor): Promise<Cursor | undefined> {
+  const row = await trx('outbox_retention_horizons')
+    .select(trx.raw('xid::text as xid'), trx.raw('seq::text as seq'))
+    .where('tenant_id', tenantId)
+    .whereRaw('(?::xid8, ?::bigint) < (xid, seq)', [after.xid, after.seq])
+    .first();
+  return row as Cursor | undefined;
+}
+
+/**
  * Events after `after` in commit order, only from transactions older than every transaction
  * still running: one that commits late can then never be passed over (docs/adr/0002-event-feed-cursor.md).
  * `only` keeps the events of one subject, or about one entity.

@@ -63,16 +63,26 @@ export const deleteRefreshTokenChains: BatchDelete = async (db, cutoff, limit) =
 /**
  * Outbox rows published and written before `cutoff` (OUTBOX_RETENTION_DAYS): gone from `GET /events/`,
  * which then starts at the oldest kept row. In `seq` order through the primary key; rows not yet
- * published stay whatever their age, so the relay still sends them.
+ * published stay whatever their age, so the relay still sends them. The same statement raises each
+ * tenant's horizon (migration 020) to the highest place it removed, so the feed can tell a cursor
+ * from before it.
  */
-export const deletePublishedOutbox: BatchDelete = async (db, cutoff, limit) =>
-  count(
-    await db.raw(
-      `delete from outbox where seq in (
-         select seq from outbox where published_at is not null and created_at < ? order by seq limit ?)`,
-      [cutoff, limit],
-    ),
+export const deletePublishedOutbox: BatchDelete = async (db, cutoff, limit) => {
+  const { rows } = await db.raw(
+    `with gone as (
+       delete from outbox where seq in (
+         select seq from outbox where published_at is not null and created_at < ? order by seq limit ?)
+       returning tenant_id, xid, seq),
+     horizon as (
+       insert into outbox_retention_horizons (tenant_id, xid, seq)
+       select distinct on (tenant_id) tenant_id, xid, seq from gone order by tenant_id, xid desc, seq desc
+       on conflict (tenant_id) do update set xid = excluded.xid, seq = excluded.seq
+         where (excluded.xid, excluded.seq) > (outbox_retention_horizons.xid, outbox_retention_horizons.seq))
+     select count(*)::int as n from gone`,
+    [cutoff, limit],
   );
+  return rows[0].n as number;
+};
 
 // ------------------------------------------------------------------ runs (migration 020)
 
