@@ -4392,7 +4392,7 @@ export interface components {
         IdempotencyKey: string;
         /** @description true makes the service create the user at the identity provider (only when the identity provider is managed by the service; otherwise 422 `validation_failed` at `[query, create_idp_user]`, which is this deployment's answer since it manages none). Requires email and phone in the body (422 at the missing one first). */
         CreateIdpUser: boolean;
-        /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor, or one out of the range or form the service issues (two numbers without leading zeros), is a 400 `invalid_parameter`. */
+        /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event (published events are kept for a number of days, `OUTBOX_RETENTION_DAYS`). An unknown cursor, one out of the range or form the service issues (two numbers without leading zeros), or one before events the service no longer keeps (they would be skipped) is a 400 `invalid_parameter`: omit it to read from the oldest retained event. */
         EventsAfter: string;
         /** @description Maximum number of events returned, 1–1000 (default 100). Out of range is a 400 `invalid_parameter`. */
         EventsLimit: number;
@@ -7982,7 +7982,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event. An unknown cursor, or one out of the range or form the service issues (two numbers without leading zeros), is a 400 `invalid_parameter`. */
+                /** @description Opaque cursor: the `next_cursor` of the previous poll. Omitted: from the oldest retained event (published events are kept for a number of days, `OUTBOX_RETENTION_DAYS`). An unknown cursor, one out of the range or form the service issues (two numbers without leading zeros), or one before events the service no longer keeps (they would be skipped) is a 400 `invalid_parameter`: omit it to read from the oldest retained event. */
                 after?: components["parameters"]["EventsAfter"];
                 /** @description Maximum number of events returned, 1–1000 (default 100). Out of range is a 400 `invalid_parameter`. */
                 limit?: components["parameters"]["EventsLimit"];

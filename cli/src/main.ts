@@ -11,6 +11,8 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { createAccessKey, createApiKey, createTenant, setTenantRateLimits } from '@platform/management-service/admin/provisioning';
 import { listTenants, revokeAccessKey, revokeApiKey } from '@platform/management-service/store/credentials';
 import { migrateLatest } from '@platform/management-service/store/migrate';
+import { loadRetentionConfig } from '@platform/management-service/config';
+import { runRetention } from '@platform/management-service/jobs/retention';
 import { listDestinations, removeDestination, setDestination } from '@platform/management-service/store/destinations';
 import { redactDestination } from '@platform/management-service/admin/redact';
 import { ingestReferenceData, pruneReferenceFiles } from '@platform/data-service/ingest/ingest';
@@ -19,7 +21,7 @@ import { generateSample } from '@platform/data-service/sample/generate';
 import { buildReferenceFile } from '@platform/data-service/store/reference-files';
 import { writeTenantData } from '@platform/data-service/tenant-data/postgres';
 import { parseUniverseMembers, removeUniversePg, setUniversePg, UNIVERSE_NAME } from '@platform/data-service/tenant-data/universes';
-import { answerVersionFlag, exitUnlessSupportedNode } from '@platform/shared';
+import { answerVersionFlag, createLogger, exitUnlessSupportedNode } from '@platform/shared';
 import { addBusCredentialCommands } from './bus-credentials.ts';
 
 function databaseUrl(): string {
@@ -276,6 +278,21 @@ universe
       return rows;
     }),
   );
+
+const retention = program.command('retention').description('removal of rows past their period (docs/adr/0061-retention.md)');
+retention
+  .command('run')
+  .description(
+    'run the nightly retention now (OUTBOX_RETENTION_DAYS, RETENTION_BATCH_ROWS as the service reads them); waits for nothing: skipped while a replica runs it',
+  )
+  .action(() => {
+    const config = loadRetentionConfig();
+    return withDb(async (db) => {
+      const logger = createLogger('cli', 'warn');
+      const settings = { outboxDays: config.OUTBOX_RETENTION_DAYS };
+      return (await runRetention({ db, logger, settings, batch: config.RETENTION_BATCH_ROWS })) ?? { skipped: 'a replica is running the retention now' };
+    });
+  });
 
 program
   .command('signing-key')

@@ -105,7 +105,27 @@ export const managementSettings = {
     default: 1,
     parse: parsers.integer(1, 256),
   },
-  OUTBOX_RETENTION_DAYS: { description: 'days published events stay in the outbox for GET /events/', default: 7, parse: parsers.integer(1, 3650) },
+  OUTBOX_RETENTION_DAYS: {
+    description: 'days published events stay in the outbox for GET /events/; the nightly retention removes older ones (docs/adr/0061-retention.md)',
+    default: 7,
+    parse: parsers.integer(1, 3650),
+  },
+  RETENTION_AT: {
+    description:
+      'UTC time of day (HH:MM) of the nightly retention run, which removes expired Idempotency-Keys, rate-limit counters, token revocations and refresh-token chains and old published outbox rows (docs/adr/0061-retention.md); `off`: no nightly run (`npm run cli -- retention run` still runs it)',
+    default: '03:00',
+    // Empty means the default here, so switching it off takes a word.
+    parse: (raw: string) => {
+      if (raw === 'off') return '';
+      if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(raw)) throw new Error(`"${raw}" is neither a UTC time of day HH:MM (e.g. 03:00) nor off`);
+      return raw;
+    },
+  },
+  RETENTION_BATCH_ROWS: {
+    description: 'rows the retention run removes per statement (each a short transaction of its own)',
+    default: 1000,
+    parse: parsers.integer(1, 100_000),
+  },
   EVENT_FORWARDERS: { description: "forward each tenant's events to its configured destination from this process", default: true, parse: parsers.boolean },
   OPTIMIZER_RESULTS: {
     description: 'store optimizer results (platform.optimizer.results) from this process; every replica that does shares one durable consumer',
@@ -231,4 +251,10 @@ export function loadManagementConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(['OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL are set together or not at all.']);
   }
   return config;
+}
+
+/** The settings the retention run applies, for the operator's `npm run cli -- retention run` (the same variables as the service). */
+export function loadRetentionConfig(env: NodeJS.ProcessEnv = process.env) {
+  const { OUTBOX_RETENTION_DAYS, RETENTION_BATCH_ROWS } = managementSettings;
+  return loadConfig({ OUTBOX_RETENTION_DAYS, RETENTION_BATCH_ROWS }, env);
 }

@@ -2,9 +2,10 @@ import type { Knex } from 'knex';
 import { Counter, Gauge, httpMetrics, sharedRead, type HttpMetrics, type Logger, type Registry } from '@platform/shared';
 import type { ForwardingMetrics } from './events/forwarder.ts';
 import type { ResultMetrics } from './events/optimizer-results.ts';
+import type { RetentionMetrics } from './jobs/retention.ts';
 import { readBacklog } from './store/backlog.ts';
 
-export type ManagementMetrics = { http: HttpMetrics; forwarding: ForwardingMetrics; optimizerResults: ResultMetrics };
+export type ManagementMetrics = { http: HttpMetrics; forwarding: ForwardingMetrics; optimizerResults: ResultMetrics; retention: RetentionMetrics };
 
 /**
  * The management service's metrics in its own registry (docs/adr/0024-observability.md). Counters
@@ -52,6 +53,11 @@ export function managementMetrics(registry: Registry, db: Knex, logger: Logger):
     (b) => b.nightlyFinishedAt,
   );
   backlogGauge('optimizer_nightly_last_run_requested', 'Optimizations the last nightly batch requested (0 before the first)', (b) => b.nightlyRequested);
+  backlogGauge(
+    'retention_last_run_timestamp_seconds',
+    'When the last retention run (any replica) finished, in seconds since the epoch (0 before the first)',
+    (b) => b.retentionFinishedAt,
+  );
 
   const delivered = new Counter({
     name: 'events_delivered_total',
@@ -72,8 +78,16 @@ export function managementMetrics(registry: Registry, db: Knex, logger: Logger):
     registers: [registry],
   });
 
+  const retained = new Counter({
+    name: 'retention_deleted_rows_total',
+    help: 'Rows the retention runs of this replica removed, by rule (docs/adr/0061-retention.md)',
+    labelNames: ['rule'],
+    registers: [registry],
+  });
+
   return {
     http: httpMetrics(registry),
+    retention: { deleted: (rule, rows) => retained.inc({ rule }, rows) },
     forwarding: { delivered: (kind) => delivered.inc({ destination_kind: kind }), failed: (kind) => failed.inc({ destination_kind: kind }) },
     optimizerResults: { handled: (status, outcome) => results.inc({ status, outcome }) },
   };

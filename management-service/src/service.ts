@@ -24,8 +24,8 @@ import { startOptimizerResults } from './events/optimizer-results.ts';
 import { startRelay } from './events/relay.ts';
 import { createManagementApp } from './http/app.ts';
 import { startBrokerSettlement } from './jobs/broker-settlement.ts';
-import { startKeyExpiry, startRevocationExpiry } from './jobs/expiry.ts';
 import { startOptimizerNightly } from './jobs/optimizer-nightly.ts';
+import { startRetention } from './jobs/retention.ts';
 import { startAssessmentExpiry } from './jobs/assessment-expiry.ts';
 import { startOptimizerTimeouts } from './jobs/optimizer-timeouts.ts';
 import { managementMetrics } from './metrics.ts';
@@ -109,7 +109,6 @@ export async function startManagementService(config: ManagementConfig, logger: L
           databaseUrl: config.DATABASE_URL,
           nats,
           logger,
-          retentionDays: config.OUTBOX_RETENTION_DAYS,
           partitions: config.RELAY_PARTITIONS,
         }),
         (r) => r.stop(),
@@ -132,8 +131,10 @@ export async function startManagementService(config: ManagementConfig, logger: L
     const limits = { timeoutMs: config.OPTIMIZER_RESULT_TIMEOUT_MS, maxAttempts: config.OPTIMIZER_MAX_ATTEMPTS };
     resources.add(startOptimizerTimeouts({ db, logger, ...limits }), (t) => t.stop());
     if (config.OPTIMIZER_NIGHTLY_AT !== '') resources.add(startOptimizerNightly({ db, logger, at: config.OPTIMIZER_NIGHTLY_AT }), (n) => n.stop());
-    resources.add(startKeyExpiry(db, logger), (k) => k.stop());
-    resources.add(startRevocationExpiry(db, logger), (r) => r.stop());
+    if (config.RETENTION_AT !== '') {
+      const retention = { db, logger, at: config.RETENTION_AT, batch: config.RETENTION_BATCH_ROWS, metrics: metrics.retention };
+      resources.add(startRetention({ ...retention, settings: { outboxDays: config.OUTBOX_RETENTION_DAYS } }), (r) => r.stop());
+    }
     resources.add(startAssessmentExpiry({ db, logger }), (e) => e.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
     const metricsServer = resources.add(await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT, logger), (m) => m.close());

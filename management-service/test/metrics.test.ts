@@ -115,7 +115,6 @@ describe('metrics of both services', function () {
       databaseUrl: platform.database.url,
       nats,
       logger: createLogger('test', 'error'),
-      retentionDays: 7,
       pollMs: 50,
     });
     try {

@@ -104,12 +104,6 @@ export async function storeResponse(sql: Sql, scope: IdempotencyScope, response:
   );
 }
 
-/** Removes keys past their retention (the expiry job). */
-export async function deleteExpiredKeys(sql: Sql): Promise<number> {
-  return (await sql(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`, [])).rows[0]!
-    .n as number;
-}
-
 /** Same key, another body: 422. */
 export const keyReusedProblem = () =>
   new ProblemError(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body; use a new key for a new request.', {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { jetstream, subjects, traceHeaders, type Logger, type NatsConnection } from '@platform/shared';
 import { publishWaves } from '../domain/publish-waves.ts';
 import { startNotifiedLoop } from '../jobs/notified-loop.ts';
-import { claimUnpublished, markPublished, prunePublished } from '../store/outbox.ts';
+import { claimUnpublished, markPublished } from '../store/outbox.ts';
 
 /** Any number that all replicas agree on: with the partition's index, the lock that makes one relay publish a partition at a time. */
 const RELAY_LOCK = 720_413;
@@ -23,7 +23,6 @@ export type RelayOptions = {
   logger: Logger;
   batch?: number;
   pollMs?: number;
-  retentionDays: number;
   /** Partitions of the outbox by tenant (RELAY_PARTITIONS, the same on every replica); default 1. */
   partitions?: number;
   /** JetStream's publish; the connection's by default (a test wraps it to inject a slow acknowledgement). */
@@ -81,21 +80,12 @@ export async function startRelay(options: RelayOptions): Promise<{ stop: () => P
     return full;
   };
 
-  let lastPrune = 0;
   return startNotifiedLoop({
     name: 'outbox relay',
     databaseUrl: options.databaseUrl,
     channel: 'outbox',
     pollMs: options.pollMs ?? 1000,
     logger,
-    step: async () => {
-      const full = await publishRound();
-      if (Date.now() - lastPrune > 3_600_000) {
-        lastPrune = Date.now();
-        const pruned = await prunePublished(db, options.retentionDays);
-        if (pruned > 0) logger.info('outbox pruned', { pruned });
-      }
-      return full;
-    },
+    step: publishRound,
   });
 }

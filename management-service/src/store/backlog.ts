@@ -12,6 +12,8 @@ export type Backlog = {
   /** When the last nightly optimization batch finished, in seconds since the epoch; undefined before the first. */
   nightlyFinishedAt: number | undefined;
   nightlyRequested: number | undefined;
+  /** When the last retention run finished (migration 020); undefined before the first. */
+  retentionFinishedAt: number | undefined;
 };
 
 /** Every count uses the partial index of its table's waiting rows; run as the owning role, it sees every tenant. */
@@ -23,7 +25,8 @@ export async function readBacklog(db: Knex): Promise<Backlog> {
       (select count(*) from optimization_requests where result_at is null and timed_out_at is null)::int as optimizer_requests_pending,
       (select count(*) from broker_instructions where settled_at is null)::int as broker_instructions_pending,
       extract(epoch from last_run.finished_at)::float8 as nightly_finished_at,
-      last_run.requested as nightly_requested
+      last_run.requested as nightly_requested,
+      extract(epoch from (select max(finished_at) from retention_runs))::float8 as retention_finished_at
     from (select 1) one
     left join lateral (select finished_at, requested from optimizer_nightly_runs order by day desc limit 1) last_run on true`);
   const row = rows[0];
@@ -34,5 +37,6 @@ export async function readBacklog(db: Knex): Promise<Backlog> {
     brokerInstructionsPending: row.broker_instructions_pending,
     nightlyFinishedAt: row.nightly_finished_at ?? undefined,
     nightlyRequested: row.nightly_requested ?? undefined,
+    retentionFinishedAt: row.retention_finished_at ?? undefined,
   };
 }

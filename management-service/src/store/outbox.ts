@@ -87,6 +87,19 @@ async function insertRows(trx: Knex.Transaction, rows: OutboxRow[]): Promise<voi
 export type Cursor = { xid: string; seq: string };
 
 /**
+ * The place of the last event the retention removed (migration 020) when `after` lies before it:
+ * events after that cursor are gone. Undefined when none was removed after it.
+ */
+export async function removedAfter(trx: Knex.Transaction, tenantId: string, after: Cursor): Promise<Cursor | undefined> {
+  const row = await trx('outbox_retention_horizons')
+    .select(trx.raw('xid::text as xid'), trx.raw('seq::text as seq'))
+    .where('tenant_id', tenantId)
+    .whereRaw('(?::xid8, ?::bigint) < (xid, seq)', [after.xid, after.seq])
+    .first();
+  return row as Cursor | undefined;
+}
+
+/**
  * Events after `after` in commit order, only from transactions older than every transaction
  * still running: one that commits late can then never be passed over (docs/adr/0002-event-feed-cursor.md).
  * `only` keeps the events of one subject, or about one entity.
@@ -138,12 +151,4 @@ export async function claimUnpublished(
 
 export async function markPublished(trx: Knex.Transaction, seqs: string[]): Promise<void> {
   await trx('outbox').whereIn('seq', seqs).update({ published_at: trx.fn.now() });
-}
-
-/** Removes published events older than the retention; GET /events/ serves what is left. */
-export async function prunePublished(db: Knex, olderThanDays: number): Promise<number> {
-  return db('outbox')
-    .whereNotNull('published_at')
-    .where('created_at', '<', db.raw(`now() - make_interval(days => ?)`, [olderThanDays]))
-    .delete();
 }

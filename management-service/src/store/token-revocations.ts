@@ -19,8 +19,3 @@ export async function readTenantRevocations(db: Knex, tenantId: string): Promise
   const row = rows[0] as { active: boolean; revoked: string[] } | undefined;
   return row ? { active: row.active, revoked: new Set(row.revoked) } : { active: false, revoked: new Set() };
 }
-
-/** Removes rows that no live access token can need any more; returns how many. */
-export async function deleteExpiredRevocations(db: Knex): Promise<number> {
-  return db('token_revocations').where('expires_at', '<=', db.fn.now()).delete();
-}

@@ -5,7 +5,8 @@ import { build, machineApi, type Api } from '@platform/test-support/fixtures';
 import { eventsSettled, testNatsUrl } from '@platform/test-support/database';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { inTenant } from '../../src/store/tenant-scope.ts';
-import { eventsAfter, insertEvents, prunePublished } from '../../src/store/outbox.ts';
+import { eventsAfter, insertEvents } from '../../src/store/outbox.ts';
+import { deletePublishedOutbox } from '../../src/store/retention.ts';
 import { envelope } from '../../src/domain/events.ts';
 
 type Envelope = { id: string; created: string; version: string; subject: string; action: string; data: Record<string, unknown> };
@@ -245,7 +246,7 @@ describe('outbox retention', () => {
       await db.raw(`update outbox set published_at = now(), created_at = now() - interval '10 days' where envelope -> 'data' ->> 'id' = 'old'`);
       await db.raw(`update outbox set published_at = now() where envelope -> 'data' ->> 'id' = 'recent'`);
       await db.raw(`update outbox set created_at = now() - interval '10 days' where envelope -> 'data' ->> 'id' = 'unpublished'`);
-      assert.equal(await prunePublished(db, 7), 1);
+      assert.equal(await deletePublishedOutbox(db, new Date(Date.now() - 7 * 86_400_000), 100), 1);
       const left = (await db('outbox').select(db.raw("envelope -> 'data' ->> 'id' as id")).orderBy('seq')).map((r: { id: string }) => r.id);
       assert.deepEqual(left, ['recent', 'unpublished']);
     } finally {

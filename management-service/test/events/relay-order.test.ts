@@ -56,7 +56,6 @@ describe('outbox relay order under a faulty publish', function () {
       databaseUrl: database.url,
       nats,
       logger: createLogger('test', 'fatal'),
-      retentionDays: 7,
       pollMs: 50,
       publisher,
     });

@@ -75,7 +75,7 @@ describe('outbox relay partitions', function () {
     await isLocked;
     const logger = createLogger('test', 'error');
     const relays = await Promise.all(
-      [1, 2].map(() => startRelay({ db: database.db, databaseUrl: database.url, nats, logger, retentionDays: 7, pollMs: 50, batch: 25, partitions: 2 })),
+      [1, 2].map(() => startRelay({ db: database.db, databaseUrl: database.url, nats, logger, pollMs: 50, batch: 25, partitions: 2 })),
     );
     try {
       await waitFor('partition 1 published', async () => {

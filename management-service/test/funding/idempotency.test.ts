@@ -5,8 +5,7 @@ import { testNatsUrl } from '@platform/test-support/database';
 import { assertProblem, call } from '@platform/test-support/http';
 import { build, machineApi, type Api } from '@platform/test-support/fixtures';
 import { startTestPlatform, testSigningKey, type TestPlatform, type TestTenant } from '@platform/test-support/platform';
-import { deleteExpiredKeys } from '@platform/shared';
-import { knexSql } from '../../src/store/db.ts';
+import { deleteIdempotencyKeys } from '../../src/store/retention.ts';
 
 describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
   this.timeout(90_000);
@@ -137,7 +136,7 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
     }
   });
 
-  it('forgets keys after their retention: the expiry job removes them, and an expired key runs afresh', async () => {
+  it('forgets keys after their retention: the retention job removes them, and an expired key runs afresh', async () => {
     const id = await newPortfolio();
     await api('POST', '/events/deposit/', depositBody(id, '1', 'exp-a'), { 'Idempotency-Key': 'expire-1' });
     await api('POST', '/events/deposit/', depositBody(id, '1', 'exp-b'), { 'Idempotency-Key': 'expire-2' });
@@ -147,7 +146,7 @@ describe('Idempotency-Key (docs/adr/0010-idempotency-key.md)', function () {
       .update({ expires_at: platform.database.db.raw(`now() - interval '1 second'`) });
     const rerun = await api('POST', '/events/deposit/', depositBody(id, '2', 'exp-c'), { 'Idempotency-Key': 'expire-1' });
     assert.deepEqual([rerun.status, rerun.headers.get('idempotency-replayed')], [201, null]);
-    assert.ok((await deleteExpiredKeys(knexSql(platform.database.db))) >= 1);
+    assert.ok((await deleteIdempotencyKeys(platform.database.db, new Date(), 1000)) >= 1);
     assert.deepEqual(
       (await platform.database.db('idempotency_keys').whereIn('key', ['expire-1', 'expire-2']).select('key')).map((r) => r.key),
       ['expire-1'],

@@ -77,8 +77,8 @@ export function postgresRateLimitStore(client: unknown, storeType: 'knex' | 'poo
           storeType,
           tableName: 'rate_limits',
           tableCreated: true,
-          // One limiter per process deletes long-expired rows (every five minutes).
-          clearExpiredByTimeout: limiters.size === 0,
+          // Expired rows are removed by the management service's nightly retention, in batches (docs/adr/0061-retention.md).
+          clearExpiredByTimeout: false,
           keyPrefix: prefix,
           points,
           duration: windowSeconds,

@@ -3,7 +3,7 @@ import type { OperationHandler } from '@platform/shared';
 import type { Principal } from '../../domain/principal.ts';
 import { InvalidParameter } from '../../domain/errors.ts';
 import { mustBeMachine } from '../../domain/permissions.ts';
-import { eventsAfter, type Cursor } from '../../store/outbox.ts';
+import { eventsAfter, removedAfter, type Cursor } from '../../store/outbox.ts';
 import { inTenant } from '../../store/tenant-scope.ts';
 
 // The form the contract allows: numbers without leading zeros (Postgres would read 080 as octal), within xid8 and bigint.
@@ -26,7 +26,15 @@ export function eventHandlers(db: Knex): Record<string, OperationHandler<Princip
       const after = parseCursor(query.after);
       const limit = (query.limit as number | undefined) ?? 100;
       const only = { subject: query.subject as string | undefined, entityId: query.entity_id as string | undefined };
-      const rows = await inTenant(db, principal.tenantId, (trx) => eventsAfter(trx, principal.tenantId, after, limit, only));
+      const rows = await inTenant(db, principal.tenantId, async (trx) => {
+        // Events after an old cursor may have been removed (docs/adr/0061-retention.md): say so rather than skip them.
+        if (after && (await removedAfter(trx, principal.tenantId, after)))
+          throw new InvalidParameter(
+            ['query', 'after'],
+            'points before events this service no longer keeps (it keeps them for a limited number of days): omit it to read from the oldest kept event.',
+          );
+        return eventsAfter(trx, principal.tenantId, after, limit, only);
+      });
       const last = rows[rows.length - 1];
       const next = last ? `${last.xid}-${last.seq}` : after ? `${after.xid}-${after.seq}` : START;
       return { status: 200, body: { results: rows.map((r) => r.envelope), next_cursor: next } };
