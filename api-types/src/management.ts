@@ -179,6 +179,32 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/users/{user_id}/erasure/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user: `U` followed by a ULID (`^U[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example U01HZ6HGTC3K9582APC9AFTCDHF
+                 */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a user's personal data
+         * @description Erases the user's personal data (GDPR Art. 17; docs/adr/0059-personal-data-erasure.md), machine clients only (403 for a customer). `first_name`, `last_name`, `email`, `phone`, `counter_account`, `brokerage_user_id` and `idp_user_id` become null in every version of the user, the kept answer of its creation is removed, its tokens stop working, and a last version, deleted and with `erased_at`, is written. `external_id` and the id stay, as the client's and the service's pseudonyms: portfolios, transactions and optimizations are kept as financial records and still name the user. 409 `state_conflict` while the user owns a portfolio that is not closed (not deleted, and holding anything, or with a pending withdrawal or a transaction PLANNED, PENDING, PLACED or EXECUTED), naming each such portfolio and why; nothing changes. Erasing an erased user answers it unchanged. 404 for an unknown user.
+         */
+        post: operations["eraseUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/{user_id}/versions/": {
         parameters: {
             query?: never;
@@ -1808,6 +1834,11 @@ export interface components {
             idp_user_id: string | null;
             /** @description Products of the user (shape not fixed by the interface); empty by default. Read-only. */
             products: unknown[];
+            /**
+             * Format: date-time
+             * @description When the user's personal data was erased (`POST /users/{user_id}/erasure/`); present only then. The erased user is deleted, and its personal fields are null in every version. Read-only.
+             */
+            erased_at?: string;
         };
         /**
          * @description Page of users.
@@ -4899,6 +4930,47 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    eraseUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional key making the POST safe to retry (1–255 printable ASCII characters, no spaces). Scope: tenant + method + path + key, kept 7 days. A replay with the same body returns the stored status and body with `Idempotency-Replayed: true`; the same key with a different body is a 422 `idempotency_key_reused`; while the first request still runs a 409 `idempotency_in_flight` with `Retry-After`.
+                 * @example b7e2c9a4-5f1d-4e3b-9a8c-2d6f0e1a3b5c
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Id of the user: `U` followed by a ULID (`^U[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example U01HZ6HGTC3K9582APC9AFTCDHF
+                 */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The erased user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

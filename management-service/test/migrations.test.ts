@@ -70,6 +70,7 @@ describe('database migrations: each package owns its tables, one command applies
         'management-service/016_outbox_entity_index.sql',
         'management-service/017_broker_instructions_sent.sql',
         'management-service/018_user_email_any_case.sql',
+        'management-service/019_user_erasures.sql',
         'management-service/020_retention.sql',
       ].filter((f) => names.includes(basename(f))),
     );

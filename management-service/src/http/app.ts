@@ -17,6 +17,7 @@ import { entityHandlers } from './handlers/entities.ts';
 import { eventHandlers } from './handlers/events.ts';
 import { fundingHandlers } from './handlers/funding.ts';
 import { historyHandlers } from './handlers/history.ts';
+import { erasureHandlers } from './handlers/erasure.ts';
 import { natsHistoryAsker } from '../flows/history.ts';
 import { optimizationHandlers } from './handlers/optimizations.ts';
 import { idempotent, type PostHandler } from './idempotency.ts';
@@ -67,7 +68,7 @@ export async function createManagementApp(deps: ManagementDeps) {
   const optimizations = optimizationHandlers(deps.db, definition.components?.schemas ?? {});
   const assessments = assessmentHandlers(deps.db);
   // Every POST except the token endpoints (tokens are never replayed) keeps its Idempotency-Key.
-  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers(), ...optimizations.posts, ...assessments.posts };
+  const posts: Record<string, PostHandler> = { ...entities.posts, ...fundingHandlers(), ...erasureHandlers(), ...optimizations.posts, ...assessments.posts };
   const idempotency = { db: deps.db, ...deps.idempotency };
   const limits = deps.rateLimits;
   return createApiApp<Principal>({
