@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { newUlid } from '@platform/shared';
 import { waitFor } from '@platform/dev-stack/ports';
@@ -11,16 +12,15 @@ import { startTestPlatform, type TestPlatform } from '@platform/test-support/pla
 /** A person with values found nowhere else, and the strings that would betray them. */
 function person(iban: string) {
   const tag = newUlid().slice(-8).toLowerCase();
-  const body = build.user({
+  const fields = {
     external_id: `crm-${tag}`,
     first_name: `Erasmo${tag}`,
     last_name: `Vanderzee${tag}`,
     email: `erasmo.${tag}@example.org`,
-    phone: `+4915${String(Date.now()).slice(-8)}${Math.floor(Math.random() * 10)}`,
+    phone: `+4915${String(randomInt(100_000_000, 999_999_999))}`,
     counter_account: { bank_account_number: iban, bank_account_number_type: 'IBAN' },
-  });
-  const needles = [body.first_name, body.last_name, body.email, body.phone, iban] as string[];
-  return { body, needles };
+  };
+  return { body: { ...build.user(fields), ...fields }, needles: [fields.first_name, fields.last_name, fields.email, fields.phone, iban] };
 }
 
 describe('erasing a user (docs/adr/0059-personal-data-erasure.md)', function () {
