@@ -13,6 +13,8 @@ import { listTenants, revokeAccessKey, revokeApiKey } from '@platform/management
 import { migrateLatest } from '@platform/management-service/store/migrate';
 import { loadRetentionConfig } from '@platform/management-service/config';
 import { runRetention } from '@platform/management-service/jobs/retention';
+import { eraseUser } from '@platform/management-service/flows/erasure';
+import { inTenant } from '@platform/management-service/store/tenant-scope';
 import { listDestinations, removeDestination, setDestination } from '@platform/management-service/store/destinations';
 import { redactDestination } from '@platform/management-service/admin/redact';
 import { ingestReferenceData, pruneReferenceFiles } from '@platform/data-service/ingest/ingest';
@@ -276,6 +278,20 @@ universe
         [tenantId],
       );
       return rows;
+    }),
+  );
+
+const user = program.command('user').description("a tenant's users (customers)");
+user
+  .command('erase <tenant> <user_id>')
+  .description(
+    "erase the user's personal data in every version, as POST /users/{user_id}/erasure/ does (docs/adr/0059-personal-data-erasure.md); refused, naming each portfolio, while one is open",
+  )
+  .action((tenantId: string, userId: string) =>
+    withDb(async (db) => {
+      const operator = { tenantId, kind: 'machine' as const, subject: 'operator' };
+      const erased = await inTenant(db, tenantId, (trx, tenant) => eraseUser(trx, tenant, operator, userId, new Date().toISOString()));
+      return { erased: erased.id, erased_at: erased.doc.erased_at, version: erased.version };
     }),
   );
 
