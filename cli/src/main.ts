@@ -305,7 +305,7 @@ retention
     const config = loadRetentionConfig();
     return withDb(async (db) => {
       const logger = createLogger('cli', 'warn');
-      const settings = { outboxDays: config.OUTBOX_RETENTION_DAYS };
+      const settings = { outboxDays: config.OUTBOX_RETENTION_DAYS, erasedUserYears: config.RETENTION_ERASED_USER_YEARS };
       return (await runRetention({ db, logger, settings, batch: config.RETENTION_BATCH_ROWS })) ?? { skipped: 'a replica is running the retention now' };
     });
   });

@@ -110,6 +110,12 @@ export const managementSettings = {
     default: 7,
     parse: parsers.integer(1, 3650),
   },
+  RETENTION_ERASED_USER_YEARS: {
+    description:
+      "years an erased user's earlier versions (personal fields already null) are kept beside the financial records that name the user, after which the nightly retention removes them (docs/adr/0059-personal-data-erasure.md)",
+    default: 10,
+    parse: parsers.integer(1, 100),
+  },
   RETENTION_AT: {
     description:
       'UTC time of day (HH:MM) of the nightly retention run, which removes expired Idempotency-Keys, rate-limit counters, token revocations and refresh-token chains and old published outbox rows (docs/adr/0061-retention.md); `off`: no nightly run (`npm run cli -- retention run` still runs it)',
@@ -255,6 +261,6 @@ export function loadManagementConfig(env: NodeJS.ProcessEnv = process.env) {
 
 /** The settings the retention run applies, for the operator's `npm run cli -- retention run` (the same variables as the service). */
 export function loadRetentionConfig(env: NodeJS.ProcessEnv = process.env) {
-  const { OUTBOX_RETENTION_DAYS, RETENTION_BATCH_ROWS } = managementSettings;
-  return loadConfig({ OUTBOX_RETENTION_DAYS, RETENTION_BATCH_ROWS }, env);
+  const { OUTBOX_RETENTION_DAYS, RETENTION_ERASED_USER_YEARS, RETENTION_BATCH_ROWS } = managementSettings;
+  return loadConfig({ OUTBOX_RETENTION_DAYS, RETENTION_ERASED_USER_YEARS, RETENTION_BATCH_ROWS }, env);
 }

@@ -3,12 +3,13 @@ import {
   deletePublishedOutbox,
   deleteRateLimitCounters,
   deleteRefreshTokenChains,
+  deleteErasedUserVersions,
   deleteTokenRevocations,
   type BatchDelete,
 } from '../store/retention.ts';
 
 /** The periods the rules apply, from the service's settings (docs/configuration.md). */
-export type RetentionSettings = { outboxDays: number };
+export type RetentionSettings = { outboxDays: number; erasedUserYears: number };
 
 /**
  * One rule of the retention job (docs/adr/0061-retention.md): what it removes, from when, and the
@@ -35,7 +36,13 @@ export const RETENTION_RULES: readonly RetentionRule[] = [
   // A chain goes when its last refresh token has expired (REFRESH_TOKEN_TTL_SECONDS after it was issued).
   { name: 'refresh_token_chains', active: true, cutoff: (now) => now, remove: deleteRefreshTokenChains },
   { name: 'outbox_published', active: true, cutoff: (now, s) => daysBefore(now, s.outboxDays), remove: deletePublishedOutbox },
-  // The versions of erased users beyond the legal period. Not active: it needs the ledger of erasures
-  // (user_erasures) and the legal period's setting, which the erasure brings (docs/adr/0061-retention.md).
-  { name: 'erased_user_versions', active: false, cutoff: (now) => now, remove: async () => 0 },
+  // An erased user's earlier versions, their personal fields already null, once the records that name
+  // the user are past their legal period (RETENTION_ERASED_USER_YEARS after the erasure; docs/adr/0059-personal-data-erasure.md).
+  {
+    name: 'erased_user_versions',
+    active: true,
+    cutoff: (now, s) =>
+      new Date(Date.UTC(now.getUTCFullYear() - s.erasedUserYears, now.getUTCMonth(), now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes())),
+    remove: deleteErasedUserVersions,
+  },
 ];

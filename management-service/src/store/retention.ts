@@ -84,6 +84,32 @@ export const deletePublishedOutbox: BatchDelete = async (db, cutoff, limit) => {
   return rows[0].n as number;
 };
 
+/**
+ * The earlier versions of users erased before `cutoff` (migration 019's ledger): the last version,
+ * which marks the erasure and which the user's portfolios still name, stays. Tenant by tenant, in
+ * each one's scope, as entity_versions and the ledger are under forced row-level security.
+ */
+export const deleteErasedUserVersions: BatchDelete = async (db, cutoff, limit) => {
+  let removed = 0;
+  for (const tenant of (await db('tenants').pluck('id')) as string[]) {
+    if (removed >= limit) break;
+    removed += await db.transaction(async (trx) => {
+      await trx.raw(`select set_config('app.tenant_id', ?, true)`, [tenant]);
+      return count(
+        await trx.raw(
+          `delete from entity_versions where ctid = any(array(
+             select v.ctid from user_erasures e
+               join entities u on u.tenant_id = e.tenant_id and u.id = e.user_id
+               join entity_versions v on v.tenant_id = e.tenant_id and v.id = e.user_id and v.version < u.version
+              where e.erased_at < ? order by e.erased_at, v.version limit ?))`,
+          [cutoff, limit - removed],
+        ),
+      );
+    });
+  }
+  return removed;
+};
+
 // ------------------------------------------------------------------ runs (migration 020)
 
 /** Any number that all replicas agree on: the lock that lets one replica at a time run the retention job. */

@@ -54,7 +54,7 @@ describe('GET /events/ after the retention', function () {
     const old = new Date(Date.now() - 40 * 86_400_000);
     await db('outbox').whereIn('event_id', all.slice(0, 3)).update({ created_at: old, published_at: old });
     await db('outbox').whereIn('event_id', all.slice(3, 4)).update({ created_at: old, published_at: null });
-    const run = await runRetention({ db, logger, settings: { outboxDays: 30 }, batch: 2 });
+    const run = await runRetention({ db, logger, settings: { outboxDays: 30, erasedUserYears: 10 }, batch: 2 });
     assert.equal(run?.deleted.outbox_published, 3);
     assert.deepEqual(await outbox(), all.slice(3));
     assert.equal((await horizon())?.at, cursors[2], 'the horizon is the place of the last removed event');

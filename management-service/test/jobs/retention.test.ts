@@ -39,7 +39,7 @@ describe('retention job', function () {
   const options = (now: Date, extra: Partial<RetentionOptions> = {}): RetentionOptions => ({
     db,
     logger,
-    settings: { outboxDays: 30 },
+    settings: { outboxDays: 30, erasedUserYears: 10 },
     batch: 1000,
     now: () => now,
     ...extra,
@@ -49,7 +49,14 @@ describe('retention job', function () {
   it('on a fresh database removes nothing and records the day', async () => {
     const now = new Date('2026-11-28T03:00:00.000Z');
     const run = await runRetention(options(now));
-    assert.deepEqual(run?.deleted, { idempotency_keys: 0, rate_limit_counters: 0, token_revocations: 0, refresh_token_chains: 0, outbox_published: 0 });
+    assert.deepEqual(run?.deleted, {
+      idempotency_keys: 0,
+      rate_limit_counters: 0,
+      token_revocations: 0,
+      refresh_token_chains: 0,
+      outbox_published: 0,
+      erased_user_versions: 0,
+    });
     const rows = await db('retention_runs').select(db.raw('day::text as day'), 'deleted');
     assert.deepEqual(rows, [{ day: '2026-11-28', deleted: run!.deleted }]);
   });
@@ -76,7 +83,14 @@ describe('retention job', function () {
 
     const run = await runRetention(options(now));
 
-    assert.deepEqual(run?.deleted, { idempotency_keys: 1, rate_limit_counters: 1, token_revocations: 1, refresh_token_chains: 1, outbox_published: 1 });
+    assert.deepEqual(run?.deleted, {
+      idempotency_keys: 1,
+      rate_limit_counters: 1,
+      token_revocations: 1,
+      refresh_token_chains: 1,
+      outbox_published: 1,
+      erased_user_versions: 0,
+    });
     assert.deepEqual(await keys('idempotency_keys', 'key'), ['live']);
     assert.deepEqual(await keys('rate_limits', 'key'), ['rl:addr:live']);
     assert.deepEqual(await keys('token_revocations', 'subject'), ['live']);
@@ -176,8 +190,28 @@ describe('retention job', function () {
     assert.deepEqual(await keys('token_revocations', 'subject'), []);
   });
 
-  it('lists the erased users’ versions as a rule that is not active yet', () => {
-    const rule = RETENTION_RULES.find((r) => r.name === 'erased_user_versions');
-    assert.equal(rule?.active, false);
+  it("removes an erased user's earlier versions once RETENTION_ERASED_USER_YEARS have passed, keeping the last", async () => {
+    const now = new Date('2026-11-28T03:00:00.000Z');
+    if (!(await db('tenants').where({ id: 'erasures' }).first())) await db('tenants').insert({ id: 'erasures', name: 'Erasures' });
+    const user = async (id: string, erasedAt: string) => {
+      await db.transaction(async (trx) => {
+        await trx.raw(`select set_config('app.tenant_id', 'erasures', true)`);
+        const at = new Date(erasedAt);
+        const row = { tenant_id: 'erasures', id, type: 'users', version: 3, doc: { first_name: null }, deleted: true, created_at: at, version_at: at };
+        await trx('entities').insert(row);
+        for (const version of [1, 2, 3])
+          await trx('entity_versions').insert({ tenant_id: 'erasures', id, version, doc: { first_name: null }, deleted: version === 3, version_at: at });
+        await trx('user_erasures').insert({ tenant_id: 'erasures', user_id: id, erased_at: at });
+      });
+    };
+    await user('UOLD', '2016-11-27T03:00:00.000Z');
+    await user('UNEW', '2016-11-29T03:00:00.000Z');
+    const run = await runRetention(options(now));
+    assert.equal(run?.deleted.erased_user_versions, 2);
+    const versions = await db('entity_versions').select('id', 'version').where({ tenant_id: 'erasures' }).orderBy(['id', 'version']);
+    assert.deepEqual(
+      versions.map((v) => `${v.id}:${v.version}`),
+      ['UNEW:1', 'UNEW:2', 'UNEW:3', 'UOLD:3'],
+    );
   });
 });
