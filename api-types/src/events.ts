@@ -124,7 +124,7 @@ export interface components {
             };
         };
         /** @description Any tenant event (discriminated by `subject` and `action`). */
-        TenantEvent: components["schemas"]["PortfolioCreationEvent"] | components["schemas"]["PortfolioStatusUpdateEvent"] | components["schemas"]["PortfolioDivestAmountUpdateEvent"] | components["schemas"]["PortfolioCashAvailableForWithdrawalEvent"] | components["schemas"]["PortfolioProfileCreatedEvent"] | components["schemas"]["PortfolioProfileUpdatedEvent"] | components["schemas"]["OptimizationStatusUpdateEvent"] | components["schemas"]["OptimizationOwnerChoiceUpdateEvent"] | components["schemas"]["AssessmentStatusUpdateEvent"] | components["schemas"]["DepositReceivedEvent"] | components["schemas"]["WithdrawalExecutedEvent"];
+        TenantEvent: components["schemas"]["PortfolioCreationEvent"] | components["schemas"]["PortfolioStatusUpdateEvent"] | components["schemas"]["PortfolioDivestAmountUpdateEvent"] | components["schemas"]["PortfolioCashAvailableForWithdrawalEvent"] | components["schemas"]["PortfolioProfileCreatedEvent"] | components["schemas"]["PortfolioProfileUpdatedEvent"] | components["schemas"]["OptimizationStatusUpdateEvent"] | components["schemas"]["OptimizationOwnerChoiceUpdateEvent"] | components["schemas"]["AssessmentStatusUpdateEvent"] | components["schemas"]["UserErasureEvent"] | components["schemas"]["DepositReceivedEvent"] | components["schemas"]["WithdrawalExecutedEvent"];
         /** @description Data of `portfolios.creation`. */
         PortfolioCreationData: {
             id: components["schemas"]["PortfolioId"];
@@ -345,6 +345,34 @@ export interface components {
              */
             action: "assessment-status-update";
             data: components["schemas"]["AssessmentStatusUpdateData"];
+        };
+        /** @description Data of `users.erasure`; ids only, no personal data. */
+        UserErasureData: {
+            id: components["schemas"]["UserId"];
+            /** @description The client's own id of the user, as it was kept. */
+            external_id: string | null;
+            /**
+             * Format: date-time
+             * @description When the personal data was erased.
+             */
+            erased_at: string;
+        };
+        /** @description users.erasure: a user's personal data was erased. */
+        UserErasureEvent: {
+            id: components["schemas"]["EventId"];
+            created: components["schemas"]["EventTimestamp"];
+            version: components["schemas"]["EventVersion"];
+            /**
+             * @description Entity type.
+             * @constant
+             */
+            subject: "users";
+            /**
+             * @description Action.
+             * @constant
+             */
+            action: "erasure";
+            data: components["schemas"]["UserErasureData"];
         };
         /** @description Data of `notifications.deposit-received`. */
         DepositReceivedData: {

@@ -196,7 +196,7 @@ export interface paths {
         put?: never;
         /**
          * Erase a user's personal data
-         * @description Erases the user's personal data (GDPR Art. 17; docs/adr/0059-personal-data-erasure.md), machine clients only (403 for a customer). `first_name`, `last_name`, `email`, `phone`, `counter_account`, `brokerage_user_id` and `idp_user_id` become null in every version of the user, the kept answer of its creation is removed, its tokens stop working, and a last version, deleted and with `erased_at`, is written. `external_id` and the id stay, as the client's and the service's pseudonyms: portfolios, transactions and optimizations are kept as financial records and still name the user. 409 `state_conflict` while the user owns a portfolio that is not closed (not deleted, and holding anything, or with a pending withdrawal or a transaction PLANNED, PENDING, PLACED or EXECUTED), naming each such portfolio and why; nothing changes. Erasing an erased user answers it unchanged. 404 for an unknown user.
+         * @description Erases the user's personal data (GDPR Art. 17; docs/adr/0059-personal-data-erasure.md), machine clients only (403 for a customer). `first_name`, `last_name`, `email`, `phone`, `counter_account`, `brokerage_user_id` and `idp_user_id` become null in every version of the user, the kept answer of its creation is removed, its tokens stop working, and a last version, deleted and with `erased_at`, is written, and the event `users.erasure` (ids only) goes out. `external_id` and the id stay, as the client's and the service's pseudonyms: portfolios, transactions and optimizations are kept as financial records and still name the user. 409 `state_conflict` while the user owns a portfolio that is not closed (not deleted, and holding anything, or with a pending withdrawal or a transaction PLANNED, PENDING, PLACED or EXECUTED), naming each such portfolio and why; nothing changes. Erasing an erased user answers it unchanged. 404 for an unknown user.
          */
         post: operations["eraseUser"];
         delete?: never;
@@ -4021,7 +4021,7 @@ export interface components {
          * @description Entity type an outbound event refers to.
          * @enum {string}
          */
-        EventSubject: "portfolios" | "optimizations" | "assessments" | "notifications";
+        EventSubject: "portfolios" | "optimizations" | "assessments" | "notifications" | "users";
         /**
          * @description Outbound event (envelope of events.asyncapi.yaml). The fully qualified name is `<subject>.<action>`. An event only signals a change; fetch the entity for details.
          * @example {

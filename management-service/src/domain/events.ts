@@ -118,6 +118,11 @@ export function assessmentStatusUpdate(
   return envelope('assessments', 'assessment-status-update', data, now, a.profile_id);
 }
 
+/** users.erasure (docs/adr/0059-personal-data-erasure.md): the user's ids only, so that the Client Middleware erases on its side. */
+export function userErasure(user: { id: string; doc: Doc }, erasedAt: string): OutboundEvent {
+  return envelope('users', 'erasure', { id: user.id, external_id: (user.doc.external_id as string | null) ?? null, erased_at: erasedAt }, erasedAt, user.id);
+}
+
 type Movement = { portfolio: { id: string; doc: Doc }; owner: Owner; amount: string; currency: string; transaction_id: string | null };
 
 /** notifications.deposit-received and notifications.withdrawal-executed (docs/adr/0012-outbound-events.md). */

@@ -11,8 +11,10 @@ import {
   optimizationStatusUpdate,
   portfolioEvents,
   profileEvents,
+  userErasure,
   type OutboundEvent,
 } from '../../src/domain/events.ts';
+import { PERSONAL_FIELDS } from '../../src/domain/erasure.ts';
 import type { Doc } from '../../src/domain/merge.ts';
 
 /** Every built event must validate against the AsyncAPI contract's TenantEvent (one of the catalogue). */
@@ -78,6 +80,7 @@ describe('event builders', () => {
       assessmentStatusUpdate({ profile_id: newId('N'), questionnaire_id: newId('Q'), status: 'IN_PROGRESS' }, now),
       cashNotification('deposit-received', { portfolio: p, owner, amount: '100.50', currency: 'EUR', transaction_id: newId('T') }, now),
       cashNotification('withdrawal-executed', { portfolio: p, owner, amount: '20', currency: 'EUR', transaction_id: null }, now),
+      userErasure({ id: owner.id, doc: { external_id: 'crm-1', first_name: null } }, now),
     ];
     assert.deepEqual(
       new Set(names(all)),
@@ -93,10 +96,27 @@ describe('event builders', () => {
         'assessments.assessment-status-update',
         'notifications.deposit-received',
         'notifications.withdrawal-executed',
+        'users.erasure',
       ]),
     );
     all.forEach(conforms);
-    assert.equal('accepted_datetime' in all[all.length - 3]!.envelope.data, false, 'accepted_datetime only when ACCEPTED');
+    assert.equal('accepted_datetime' in all[all.length - 4]!.envelope.data, false, 'accepted_datetime only when ACCEPTED');
+  });
+
+  it('carry no personal field: no schema of the events contract has one (docs/adr/0059-personal-data-erasure.md)', () => {
+    const found: string[] = [];
+    const walk = (node: unknown, path: string) => {
+      if (!node || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'properties' && value && typeof value === 'object')
+          for (const field of Object.keys(value)) if ((PERSONAL_FIELDS as readonly string[]).includes(field)) found.push(`${path}.${field}`);
+        walk(value, `${path}.${key}`);
+      }
+    };
+    walk(asyncapi.components.schemas, 'schemas');
+    assert.deepEqual(found, []);
+    walk({ properties: { email: {} } }, 'probe');
+    assert.deepEqual(found, ['probe.email'], 'the walk finds a personal field where there is one');
   });
 
   it('refuses to validate an event the contract does not know (the check can fail)', () => {

@@ -106,6 +106,12 @@ describe('erasing a user (docs/adr/0059-personal-data-erasure.md)', function () 
       assert.equal(version.doc.language, version.version === 1 ? null : 'de-DE', 'what is not personal stays as it was');
     }
     assert.deepEqual(after.ledger, [{ user_id: userId }]);
+    const told = await platform.database.db('outbox').select('envelope').where({ tenant_id: tenantId, entity_id: userId });
+    assert.deepEqual(
+      told.map((row) => row.envelope.data),
+      [{ id: userId, external_id: erased.body.external_id, erased_at: res.body.erased_at }],
+      'users.erasure tells the Client Middleware, with ids only',
+    );
     assert.equal(after.keys.length, 1, "the kept answer of the erased user's creation is gone, the other user's stays");
     // The erased user's token stops within the revocation check's period (docs/adr/0006-token-revocation.md).
     await waitFor("the erased user's token to stop", async () => assertProblem(await customer('GET', `/users/${userId}`), 401, 'unauthenticated'), 15_000);
