@@ -19,6 +19,7 @@ const TOPIC_PAGES = [
   'events',
   'console',
   'configuration',
+  'personal-data',
   'operations',
   'benchmarks',
 ].map((name) => `docs/${name}.md`);
