@@ -12,6 +12,7 @@ import { newId } from '@platform/shared';
 import { freePort } from '@platform/dev-stack/ports';
 import { cpuPerOperation, cpuSeconds } from './lib/cpu.ts';
 import { closedLoop, median, record, round, roundTripsByOperation, startBenchPlatform, type Figures } from './lib/harness.ts';
+import { measureErasure } from './lib/erasure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -236,6 +237,8 @@ const http = [
   cpu_ms: cpuOf(h.rounds),
 }));
 const livezRatio = round(http[0]!.rps / http[1]!.rps);
+// An erasure overwrites every version of one user: one request at a time, beside a PATCH of the same users.
+const erasure = await measureErasure(platform.managementUrl, headers);
 
 const markdown = [
   `### Entity store (\`npm run bench:entities\`)`,
@@ -270,6 +273,8 @@ const markdown = [
   }),
   `- \`GET /livez\`: the service ${http[0]!.cpu_ms.service} ms against ${http[1]!.cpu_ms.service} ms for the bare Express 5 app.`,
   `Errors or non-2xx answers: service ${summary.reduce((a, r) => a + r.service.errors, 0) + floor.reduce((a, f) => a + f.errors, 0)}, plain pg ${summary.reduce((a, r) => a + r.plain_pg.errors, 0)}.`,
+  '',
+  `Erasure (\`POST /users/{id}/erasure/\`, docs/adr/0059-personal-data-erasure.md): ${erasure.users} users of ${erasure.versions_per_user} versions each, erased one after another: median ${erasure.erase_p50_ms} ms (p90 ${erasure.erase_p90_ms} ms), ${erasure.erasures_per_s} erasures/s, against ${erasure.patch_p50_ms} ms for a PATCH of the same users.`,
   `Target service ≥ 0.5× plain pg: ${
     summary.every((r) => r.ratio >= 0.5)
       ? 'met'
@@ -280,7 +285,7 @@ const markdown = [
   }.`,
 ].join('\n');
 
-record('entity-store', { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, http, livez_vs_express: livezRatio, results: summary }, markdown);
+record('entity-store', { connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS, http, livez_vs_express: livezRatio, results: summary, erasure }, markdown);
 console.log(markdown);
 for (const bare of [bareExpress, bareNode]) bare.process.kill('SIGTERM');
 await pool.end();

@@ -17,7 +17,8 @@ export async function ownedPortfolios(trx: Knex.Transaction, tenantId: string, u
       ),
     )
     .where({ 'p.tenant_id': tenantId, 'p.type': 'portfolios' })
-    .whereRaw(`p.doc ->> 'owned_by_user_id' = ?`, [userId])
+    // The expression of the owner index (migration 003).
+    .whereRaw(`platform_text(p.doc, '{owned_by_user_id}') = ?`, [userId])
     .orderBy('p.id')) as { id: string; doc: Doc; deleted: boolean; open_transactions: number }[];
   return rows.map((r) => ({ id: r.id, doc: r.doc, deleted: r.deleted, openTransactions: r.open_transactions }));
 }
