@@ -133,7 +133,10 @@ export async function startManagementService(config: ManagementConfig, logger: L
     if (config.OPTIMIZER_NIGHTLY_AT !== '') resources.add(startOptimizerNightly({ db, logger, at: config.OPTIMIZER_NIGHTLY_AT }), (n) => n.stop());
     if (config.RETENTION_AT !== '') {
       const retention = { db, logger, at: config.RETENTION_AT, batch: config.RETENTION_BATCH_ROWS, metrics: metrics.retention };
-      resources.add(startRetention({ ...retention, settings: { outboxDays: config.OUTBOX_RETENTION_DAYS, erasedUserYears: config.RETENTION_ERASED_USER_YEARS } }), (r) => r.stop());
+      resources.add(
+        startRetention({ ...retention, settings: { outboxDays: config.OUTBOX_RETENTION_DAYS, erasedUserYears: config.RETENTION_ERASED_USER_YEARS } }),
+        (r) => r.stop(),
+      );
     }
     resources.add(startAssessmentExpiry({ db, logger }), (e) => e.stop());
     const http = resources.add(await listen(app, config.HOST, config.PORT, config.SHUTDOWN_GRACE_MS, logger), (h) => h.close());
