@@ -231,6 +231,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{user_id}/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user: `U` followed by a ULID (`^U[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example U01HZ6HGTC3K9582APC9AFTCDHF
+                 */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export everything held about a user
+         * @description Everything the service holds about one user, as one JSON document (GDPR Art. 15 and 20): the user and each of its versions, its suitability profiles (with their assessments), every portfolio it owns with its versions, transactions, optimizations with the requests sent for them, withdrawals and broker instructions, and the events about all of these that clients were sent. Read from one consistent snapshot and streamed as it is read (chunked, never compressed), so its size is not bounded by the service's memory; sent as an attachment named `user-<id>-export.json`. The tenant's machine clients may export any of its users, a customer only themselves (403 for another user); a deleted user exports too. Each version is the entity as `GET ...?version=n` answers it. See docs/adr/0060-personal-data-export.md.
+         */
+        get: operations["exportUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portfolios/": {
         parameters: {
             query?: never;
@@ -4018,6 +4044,72 @@ export interface components {
             recorded_datetime: string;
         };
         /**
+         * @description Everything held about one user. Sections are named in `export.sections`; entities appear as their GET answers, versions as the entity at that version, oldest first; lists are in id order, events in the order of the feed.
+         * @example {
+         *       "export": {
+         *         "format_version": 1,
+         *         "exported_datetime": "2026-11-28T06:10:00.000Z",
+         *         "tenant_id": "acme",
+         *         "user_id": "U01HZC48CNR9YNY5M4C8F5S2HT8",
+         *         "sections": {
+         *           "user": "the user as GET /users/{user_id} answers it"
+         *         }
+         *       },
+         *       "user": {
+         *         "id": "U01HZC48CNR9YNY5M4C8F5S2HT8"
+         *       },
+         *       "user_versions": [],
+         *       "suitability_profiles": [],
+         *       "portfolios": [],
+         *       "events": []
+         *     }
+         */
+        PersonalDataExport: {
+            export: {
+                /**
+                 * @description Version of this document's shape.
+                 * @constant
+                 */
+                format_version: 1;
+                /**
+                 * Format: date-time
+                 * @description Time of the snapshot the export was read from (UTC).
+                 */
+                exported_datetime: string;
+                tenant_id: string;
+                user_id: string;
+                /** @description What each top-level section (and each part of a portfolio) holds, by name. */
+                sections: {
+                    [key: string]: string;
+                };
+            };
+            user: components["schemas"]["User"];
+            user_versions: components["schemas"]["User"][];
+            suitability_profiles: {
+                profile: components["schemas"]["SuitabilityProfile"];
+                versions: components["schemas"]["SuitabilityProfile"][];
+            }[];
+            portfolios: {
+                portfolio: components["schemas"]["Portfolio"];
+                versions: components["schemas"]["Portfolio"][];
+                transactions: {
+                    transaction: components["schemas"]["Transaction"];
+                    versions: components["schemas"]["Transaction"][];
+                }[];
+                optimizations: {
+                    optimization: components["schemas"]["Optimization"];
+                    versions: components["schemas"]["Optimization"][];
+                    /** @description Each request sent to the optimizer for it, with what became of its result, as stored. */
+                    requests: Record<string, never>[];
+                }[];
+                withdrawals: components["schemas"]["WithdrawalRecord"][];
+                /** @description Deposits, withdrawals and orders sent (or to be sent) to the broker for the portfolio, as stored. */
+                broker_instructions: Record<string, never>[];
+            }[];
+            /** @description The outbound events about the user and the entities above, as clients received them. */
+            events: components["schemas"]["EventEnvelope"][];
+        };
+        /**
          * @description Entity type an outbound event refers to.
          * @enum {string}
          */
@@ -5014,6 +5106,40 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    exportUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user: `U` followed by a ULID (`^U[0-9A-HJKMNP-TV-Z]{26}$`). Deliberately not validated by pattern: an id of the wrong form or letter, an unknown id, or an id of another tenant answers 404 `not_found` (never 422 or 500); the service also maps a value over 64 characters to 404.
+                 * @example U01HZ6HGTC3K9582APC9AFTCDHF
+                 */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, streamed. */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="user-<id>-export.json"`. */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalDataExport"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -14,6 +14,7 @@ import { authHandlers } from './handlers/auth.ts';
 import { consolePages, type ConsolePagesOptions } from './console-pages.ts';
 import { collectionHandlers } from './handlers/collections.ts';
 import { entityHandlers } from './handlers/entities.ts';
+import { exportHandlers } from './handlers/export.ts';
 import { eventHandlers } from './handlers/events.ts';
 import { fundingHandlers } from './handlers/funding.ts';
 import { historyHandlers } from './handlers/history.ts';
@@ -81,6 +82,7 @@ export async function createManagementApp(deps: ManagementDeps) {
       ...assessments.others,
       ...collectionHandlers(deps.db, entityKinds, definition.components?.schemas ?? {}),
       ...eventHandlers(deps.db),
+      ...exportHandlers(deps.db),
       ...historyHandlers(deps.db, natsHistoryAsker(deps.nats, deps.historyTimeoutMs ?? 10_000)),
     },
     securityHandlers: { bearerAuth: deps.authenticate },

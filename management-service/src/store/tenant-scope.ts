@@ -85,3 +85,19 @@ export async function readInTenant<T>(db: Knex, tenantId: string, work: (trx: Kn
     await db.client.releaseConnection(connection);
   }
 }
+
+/**
+ * Opens a read-only REPEATABLE READ transaction under the tenant's row-level security, which the
+ * caller must end (commit or rollback): every statement in it reads the same snapshot, however
+ * long the caller takes between them (a streamed answer, docs/adr/0060-personal-data-export.md).
+ */
+export async function openTenantSnapshot(db: Knex, tenantId: string): Promise<Knex.Transaction> {
+  const trx = await db.transaction({ isolationLevel: 'repeatable read', readOnly: true });
+  try {
+    await trx.raw(READ_SCOPE.replace(/\$\d/g, '?'), [tenantId]);
+    return trx;
+  } catch (error) {
+    await trx.rollback();
+    throw error;
+  }
+}

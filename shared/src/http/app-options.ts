@@ -35,6 +35,13 @@ export type HandlerResult = {
   headers?: Record<string, string>;
   /** Defaults to application/json for values, application/octet-stream for bytes. */
   contentType?: string;
+  /**
+   * A body written piece by piece as it is produced, instead of `body`: sent chunked and
+   * uncompressed, each piece once the previous one has drained. An error thrown after the first
+   * piece can no longer become a problem answer: the connection is cut, so the client sees an
+   * incomplete body rather than a complete-looking one. The iterator's `return` runs either way.
+   */
+  stream?: AsyncIterable<string | Uint8Array>;
 };
 
 export type OperationHandler<P> = (ctx: HandlerContext<P>) => Promise<HandlerResult>;

@@ -65,6 +65,8 @@ export async function contractApi<P extends { tenantId: string } | undefined>(op
       };
       const result = await handler(ctx);
       if (!state.clientLeft) await sendResult(req, res, result);
+      // A stream holds what it reads from (a transaction) until it is told it will not be read.
+      else await result.stream?.[Symbol.asyncIterator]().return?.();
     };
 
   const operationHandlers: Record<string, Handler> = {};
