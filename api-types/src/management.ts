@@ -4056,7 +4056,31 @@ export interface components {
          *         }
          *       },
          *       "user": {
-         *         "id": "U01HZC48CNR9YNY5M4C8F5S2HT8"
+         *         "id": "U01HZC48CNR9YNY5M4C8F5S2HT8",
+         *         "external_id": "crm-000123",
+         *         "creation_datetime": "2024-05-14T09:30:00.000Z",
+         *         "version": 1,
+         *         "version_datetime": "2024-05-14T09:30:00.000Z",
+         *         "version_authored_by_user_id": null,
+         *         "deleted": false,
+         *         "readable_by": [
+         *           "U01HZC48CNR9YNY5M4C8F5S2HT8"
+         *         ],
+         *         "modifiable_by": [
+         *           "U01HZC48CNR9YNY5M4C8F5S2HT8"
+         *         ],
+         *         "_embedded": {},
+         *         "first_name": "Ada",
+         *         "last_name": "Lovelace",
+         *         "email": "ada.lovelace@example.com",
+         *         "phone": "+4915112345678",
+         *         "language": "en-GB",
+         *         "counter_account": null,
+         *         "feature_flags": [],
+         *         "status": "ACTIVE",
+         *         "brokerage_user_id": null,
+         *         "idp_user_id": null,
+         *         "products": []
          *       },
          *       "user_versions": [],
          *       "suitability_profiles": [],
