@@ -32,48 +32,42 @@ export type FxRatesStore = { read: FxReader; series: FxSeriesReader; currencies:
  * a new reference file, and the answers for one pair and range are asked for again and again.
  */
 export function fxRates(duck: DuckStore, limits = { entries: 1_000, weight: 2_000_000 }): FxRatesStore {
-  const cache = new BoundedCache<FxRates>(limits, (rates) => [...rates.values()].reduce((n, r) => n + r.length, 1));
   const known = new BoundedCache<ReadonlySet<string>>({ entries: 1, weight: 1 }, () => 1);
-  const read: FxReader = async (currencies, range) => {
-    const wanted = [...new Set(currencies)].filter((c) => c !== FX_BASE).sort();
-    if (wanted.length === 0) return new Map();
-    return duck.use((session) =>
-      cache.get(session.version, `${wanted.join(',')}\n${range.from}\n${range.to}`, async () => {
-        if (!(await hasRates(session))) return new Map();
-        const q = ratesQuery(session.ref, wanted, range, 'date::varchar as date, rate::varchar as rate');
-        const rates = new Map<string, FxRate[]>();
-        for (const [currency, date, rate] of (await session.conn.runAndReadAll(q.sql, q.p.values, q.p.types)).getRows()) {
-          const c = String(currency);
-          if (!rates.has(c)) rates.set(c, []);
-          rates.get(c)!.push({ date: String(date), rate: parseDecimal(String(rate)) });
-        }
-        return rates;
-      }),
-    );
-  };
-  const numeric = new BoundedCache<ReadonlyMap<string, FxSeries>>(limits, (rates) => [...rates.values()].reduce((n, r) => n + r.days.length, 1));
-  const series: FxSeriesReader = async (currencies, range) => {
-    const wanted = [...new Set(currencies)].filter((c) => c !== FX_BASE).sort();
-    if (wanted.length === 0) return new Map();
-    return duck.use((session) =>
-      numeric.get(session.version, `${wanted.join(',')}\n${range.from}\n${range.to}`, async () => {
-        if (!(await hasRates(session))) return new Map();
-        // The currency as its place in the list, all columns numbers: copied from the vectors.
-        const q = ratesQuery(session.ref, wanted, range, `(date - date '1970-01-01')::integer as day, rate::double as rate`);
-        const sql = `select list_position(${q.list}, currency)::integer as k, day, rate from (${q.sql})`;
-        const batch = await resultToRecordBatch(await session.conn.stream(sql, q.p.values, q.p.types), [{ name: 'k' }, { name: 'day' }, { name: 'rate' }]);
-        const [places, days, rates] = [0, 1, 2].map((c) => batch.getChildAt(c)!.toArray()) as [Int32Array, Int32Array, Float64Array];
-        const found = new Map<string, FxSeries>();
-        for (let r = 0; r < places.length;) {
-          let end = r;
-          while (end < places.length && places[end] === places[r]) end++;
-          found.set(wanted[places[r]! - 1]!, { days: days.slice(r, end), perEuro: rates.slice(r, end) });
-          r = end;
-        }
-        return found;
-      }),
-    );
-  };
+  const read = cachedReader<readonly FxRate[]>(
+    duck,
+    limits,
+    (rates) => rates.length,
+    async ({ conn, ref }, wanted, range) => {
+      const q = ratesQuery(ref, wanted, range, 'date::varchar as date, rate::varchar as rate');
+      const rates = new Map<string, FxRate[]>();
+      for (const [currency, date, rate] of (await conn.runAndReadAll(q.sql, q.p.values, q.p.types)).getRows()) {
+        const c = String(currency);
+        if (!rates.has(c)) rates.set(c, []);
+        rates.get(c)!.push({ date: String(date), rate: parseDecimal(String(rate)) });
+      }
+      return rates;
+    },
+  );
+  const series = cachedReader<FxSeries>(
+    duck,
+    limits,
+    (rates) => rates.days.length,
+    async ({ conn, ref }, wanted, range) => {
+      // The currency as its place in the list, all columns numbers: copied from the vectors.
+      const q = ratesQuery(ref, wanted, range, `(date - date '1970-01-01')::integer as day, rate::double as rate`);
+      const sql = `select list_position(${q.list}, currency)::integer as k, day, rate from (${q.sql})`;
+      const batch = await resultToRecordBatch(await conn.stream(sql, q.p.values, q.p.types), [{ name: 'k' }, { name: 'day' }, { name: 'rate' }]);
+      const [places, days, rates] = [0, 1, 2].map((c) => batch.getChildAt(c)!.toArray()) as [Int32Array, Int32Array, Float64Array];
+      const found = new Map<string, FxSeries>();
+      for (let r = 0; r < places.length;) {
+        let end = r;
+        while (end < places.length && places[end] === places[r]) end++;
+        found.set(wanted[places[r]! - 1]!, { days: days.slice(r, end), perEuro: rates.slice(r, end) });
+        r = end;
+      }
+      return found;
+    },
+  );
   const currencies: FxCurrencies = () =>
     duck.use((session) =>
       known.get(session.version, 'all', async () => {
@@ -100,6 +94,29 @@ function ratesQuery(ref: string, wanted: readonly string[], range: { from: strin
       and date >= coalesce((select max(date) from ${ref}.fx_rates b where b.currency = fx_rates.currency and b.date <= ${start}::date), ${start}::date)
     order by currency, date`;
   return { sql, p, list };
+}
+
+/**
+ * A reader of rates per currency, each answer cached per reference version, currencies and range;
+ * EUR (the base) needs none, and a reference file without rates answers none.
+ */
+function cachedReader<T>(
+  duck: DuckStore,
+  limits: { entries: number; weight: number },
+  /** The weight of one currency's rates in the cache: how many there are. */
+  count: (rates: T) => number,
+  load: (session: DuckSession, wanted: string[], range: { from: string; to: string }) => Promise<ReadonlyMap<string, T>>,
+): (currencies: readonly string[], range: { from: string; to: string }) => Promise<ReadonlyMap<string, T>> {
+  const cache = new BoundedCache<ReadonlyMap<string, T>>(limits, (rates) => [...rates.values()].reduce((n, r) => n + count(r), 1));
+  return async (currencies, range) => {
+    const wanted = [...new Set(currencies)].filter((c) => c !== FX_BASE).sort();
+    if (wanted.length === 0) return new Map();
+    return duck.use((session) =>
+      cache.get(session.version, `${wanted.join(',')}\n${range.from}\n${range.to}`, async () =>
+        (await hasRates(session)) ? load(session, wanted, range) : new Map(),
+      ),
+    );
+  };
 }
 
 /** Reference files written before rates were part of them have no fx_rates table: no rates. */
