@@ -1,11 +1,10 @@
-import { randomInt } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import winston from 'winston';
 import { createLogger, newUlid } from '@platform/shared';
 import { eventsSettled } from '@platform/test-support/database';
-import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { build, machineApi, personalUser, userApi, type Api } from '@platform/test-support/fixtures';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 import { dumpRows, scanColumns, scanDump, scanLines, scanStreams } from '../src/personal-data-scan.ts';
 
@@ -13,20 +12,6 @@ import { dumpRows, scanColumns, scanDump, scanLines, scanStreams } from '../src/
 // every text and JSON column of every table, every row of every table as text, every message kept
 // in JetStream, every log line both services wrote during the run, and a pg_dump where one of the
 // server's version is installed. Nothing of the erased user may be found; another user's data is.
-
-/** A person whose every value is found nowhere else. */
-function person(iban: string) {
-  const tag = newUlid().slice(-10).toLowerCase();
-  const fields = {
-    external_id: `crm-${tag}`,
-    first_name: `Ottilie${tag}`,
-    last_name: `Quarnstrom${tag}`,
-    email: `ottilie.${tag}@example.net`,
-    phone: `+4917${String(randomInt(100_000_000, 999_999_999))}`,
-    counter_account: { bank_account_number: iban, bank_account_number_type: 'IBAN' },
-  };
-  return { body: { ...build.user(fields), ...fields }, needles: [fields.first_name, fields.last_name, fields.email, fields.phone, iban] };
-}
 
 /** The server's major version, and pg_dump's on this machine (none when it is not installed). */
 function pgDumpFor(serverMajor: number): string | undefined {
@@ -57,8 +42,8 @@ describe('an erased user is found nowhere (docs/adr/0059-personal-data-erasure.m
   after(() => platform?.stop());
 
   it('leaves no value of the erased user in any table, dump, stream or log line, and the other user whole', async () => {
-    const erased = person('DE89370400440532013000');
-    const kept = person('GB82WEST12345698765432');
+    const erased = personalUser('DE89370400440532013000');
+    const kept = personalUser('GB82WEST12345698765432');
     const ids: string[] = [];
     for (const { body } of [erased, kept]) {
       const created = await api('POST', '/users/', body, { 'idempotency-key': `user-${newUlid()}` });

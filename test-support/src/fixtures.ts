@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import { newUlid } from '@platform/shared';
 import { call } from './http.ts';
 import type { TestPlatform, TestTenant } from './platform.ts';
 
@@ -21,6 +23,23 @@ export const build = {
   }),
   transaction: (over: Record<string, unknown> = {}) => ({ type: 'CASH', status: 'SETTLED', quantity: '100.50', currency: 'EUR', ...over }),
 };
+
+/**
+ * A user whose every personal value is found nowhere else (for tests that look for them after an
+ * erasure), and those values: names, e-mail, phone and the IBAN given.
+ */
+export function personalUser(iban: string) {
+  const tag = newUlid().slice(-10).toLowerCase();
+  const fields = {
+    external_id: `crm-${tag}`,
+    first_name: `Ottilie${tag}`,
+    last_name: `Quarnstrom${tag}`,
+    email: `ottilie.${tag}@example.net`,
+    phone: `+4917${String(randomInt(100_000_000, 999_999_999))}`,
+    counter_account: { bank_account_number: iban, bank_account_number_type: 'IBAN' },
+  };
+  return { body: { ...build.user(fields), ...fields }, needles: [fields.first_name, fields.last_name, fields.email, fields.phone, iban] };
+}
 
 export type Api = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => ReturnType<typeof call>;
 

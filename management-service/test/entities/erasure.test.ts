@@ -1,27 +1,12 @@
-import { randomInt } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { newUlid } from '@platform/shared';
 import { waitFor } from '@platform/dev-stack/ports';
-import { build, machineApi, userApi, type Api } from '@platform/test-support/fixtures';
+import { build, machineApi, personalUser, userApi, type Api } from '@platform/test-support/fixtures';
 import { assertProblem } from '@platform/test-support/http';
 import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
 
 // POST /users/{user_id}/erasure/ (docs/adr/0059-personal-data-erasure.md): refused while a portfolio
 // is open, changing nothing; otherwise every stored version of the user loses its personal data.
-
-/** A person with values found nowhere else, and the strings that would betray them. */
-function person(iban: string) {
-  const tag = newUlid().slice(-8).toLowerCase();
-  const fields = {
-    external_id: `crm-${tag}`,
-    first_name: `Erasmo${tag}`,
-    last_name: `Vanderzee${tag}`,
-    email: `erasmo.${tag}@example.org`,
-    phone: `+4915${String(randomInt(100_000_000, 999_999_999))}`,
-    counter_account: { bank_account_number: iban, bank_account_number_type: 'IBAN' },
-  };
-  return { body: { ...build.user(fields), ...fields }, needles: [fields.first_name, fields.last_name, fields.email, fields.phone, iban] };
-}
 
 describe('erasing a user (docs/adr/0059-personal-data-erasure.md)', function () {
   this.timeout(120_000);
@@ -54,7 +39,7 @@ describe('erasing a user (docs/adr/0059-personal-data-erasure.md)', function () 
   };
 
   it('refuses while an owned portfolio holds anything or has a transaction under way, naming it, and changes nothing', async () => {
-    const { body } = person('DE89370400440532013000');
+    const { body } = personalUser('DE89370400440532013000');
     const userId = await create(body);
     const portfolio = (await api('POST', '/portfolios/', build.portfolio(userId))).body.id as string;
     assert.equal((await api('PATCH', `/portfolios/${portfolio}`, { portfolio: { $EUR: 100 } })).status, 200);
@@ -76,8 +61,8 @@ describe('erasing a user (docs/adr/0059-personal-data-erasure.md)', function () 
   });
 
   it('redacts every version, drops the kept answer of its creation, ends its tokens, and keeps its financial records', async () => {
-    const erased = person('DE89370400440532013000');
-    const other = person('GB82WEST12345698765432');
+    const erased = personalUser('DE89370400440532013000');
+    const other = personalUser('GB82WEST12345698765432');
     const userId = await create(erased.body, `create-${newUlid()}`);
     const otherId = await create(other.body, `create-${newUlid()}`);
     assert.equal((await api('PATCH', `/users/${userId}`, { first_name: `${erased.body.first_name}x`, language: 'de-DE' })).status, 200);
@@ -131,7 +116,7 @@ describe('erasing a user (docs/adr/0059-personal-data-erasure.md)', function () 
   });
 
   it('is for machine clients only, and 404 for an unknown user', async () => {
-    const { body } = person('DE89370400440532013000');
+    const { body } = personalUser('DE89370400440532013000');
     const userId = await create(body);
     const before = await state(userId);
     assertProblem(await (await userApi(platform, api, userId))('POST', `/users/${userId}/erasure/`), 403, 'forbidden');
