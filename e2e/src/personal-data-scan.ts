@@ -1,6 +1,7 @@
 // Looking everywhere for a person's data (docs/adr/0059-personal-data-erasure.md): every text, JSON
 // and array column of every table, every row of every table as text (a logical dump), every message
-// kept in the JetStream streams, and log lines. Each finding names where it was.
+// kept in the JetStream streams, log lines, and the data service's DuckDB file. Each finding names where it was.
+import { DuckDBInstance } from '@duckdb/node-api';
 import type { Knex } from 'knex';
 import { connectNats, jetstreamManager, streams } from '@platform/shared';
 
@@ -85,3 +86,27 @@ export async function scanStreams(natsUrl: string, needles: readonly string[]): 
 /** The needles in log lines. */
 export const scanLines = (lines: readonly string[], needles: readonly string[]): Finding[] =>
   lines.flatMap((line, k) => found(line, needles).map((needle) => ({ where: `log line ${k + 1}`, needle })));
+
+/**
+ * Every row of every table of a DuckDB file (the data service's, once it stopped) as text, searched;
+ * also how many rows were read. Its strings are compressed on disk, so the rows are read, not bytes.
+ */
+export async function scanDuckFile(path: string, needles: readonly string[]): Promise<{ findings: Finding[]; rows: number }> {
+  const instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+  const conn = await instance.connect();
+  try {
+    const tables = (await conn.runAndReadAll('select database_name, schema_name, table_name from duckdb_tables() where not temporary')).getRows();
+    const findings: Finding[] = [];
+    let rows = 0;
+    for (const [database, schema, table] of tables) {
+      const name = [database, schema, table].map((part) => `"${String(part).replaceAll('"', '""')}"`).join('.');
+      const text = (await conn.runAndReadAll(`select t::varchar from ${name} t`)).getRows().map((row) => String(row[0]));
+      rows += text.length;
+      for (const needle of found(text.join('\n'), needles)) findings.push({ where: `duckdb ${name}`, needle });
+    }
+    return { findings, rows };
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}

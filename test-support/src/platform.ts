@@ -49,12 +49,14 @@ export type TestPlatformOptions = {
    * service's URL to it, and the data service allows the console's origin (CORS).
    */
   console?: boolean;
+  /** The database, owned by the caller (a server of another version, say); by default a fresh clone of the run's template. */
+  database?: TestDatabase;
 };
 
 export async function startTestPlatform(env: Record<string, string> = {}, options: TestPlatformOptions = {}): Promise<TestPlatform> {
   const resources = new Resources();
   return resources.build(async () => {
-    const database = resources.add(await createTestDatabase(), (d) => d.drop());
+    const database = options.database ?? resources.add(await createTestDatabase(), (d) => d.drop());
     const ownNats = options.ownNats ? resources.add(await startOwnNats(), (n) => n.stop()) : undefined;
     const natsUrl = ownNats?.url ?? testNatsUrl();
     // On the run's shared NATS server the optimizer stays off unless a test turns it on: its

@@ -4,8 +4,11 @@ import type { Principal } from './principal.ts';
 /** The shape of the export document; raised when a section changes meaning or goes away. */
 export const EXPORT_FORMAT_VERSION = 1;
 
-/** The entity types kept under a portfolio (their `parent`): each is a part of every exported portfolio. */
-export const PORTFOLIO_CHILD_TYPES = ['transactions', 'optimizations'] as const;
+/** The entity types kept under a portfolio (their `parent`), and each one's name in the document: each is a part of every exported portfolio. */
+export const PORTFOLIO_CHILDREN = [
+  { type: 'transactions', name: 'transaction' },
+  { type: 'optimizations', name: 'optimization' },
+] as const;
 
 /** What each section of the document holds, told in the document itself (docs/adr/0060-personal-data-export.md). */
 export const EXPORT_SECTIONS: Record<string, string> = {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Doc } from '../domain/merge.ts';
-import { EXPORT_FORMAT_VERSION, EXPORT_SECTIONS } from '../domain/personal-data.ts';
+import { EXPORT_FORMAT_VERSION, EXPORT_SECTIONS, PORTFOLIO_CHILDREN } from '../domain/personal-data.ts';
 import type { EntityRow } from '../store/entities.ts';
 import {
   brokerInstructionsOf,
@@ -69,10 +69,11 @@ async function* children(s: Snapshot, parentId: string, type: string, name: stri
 }
 
 async function* portfolio(s: Snapshot, row: EntityRow, head: string): AsyncGenerator<string> {
-  yield `{${head},"transactions":`;
-  yield* children(s, row.id, 'transactions', 'transaction');
-  yield ',"optimizations":';
-  yield* children(s, row.id, 'optimizations', 'optimization');
+  yield `{${head}`;
+  for (const { type, name } of PORTFOLIO_CHILDREN) {
+    yield `,"${type}":`;
+    yield* children(s, row.id, type, name);
+  }
   yield `,"withdrawals":${json(await withdrawalsOf(s.trx, s.tenantId, row.id))}`;
   yield `,"broker_instructions":${json(await brokerInstructionsOf(s.trx, s.tenantId, row.id))}}`;
 }
