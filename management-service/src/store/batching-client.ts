@@ -10,7 +10,14 @@ import { countRoundTrip } from '@platform/shared';
  * and answers once; an error stops the rest of the group.
  */
 
-export type Statement = { text: string; values?: unknown[]; rowMode?: string; types?: unknown };
+export type Statement = { text: string; values?: unknown[]; rowMode?: string; types?: unknown; name?: string };
+
+/**
+ * How many statement texts one connection keeps prepared under a name (parsed and planned once,
+ * then only bound and run); texts beyond it go unnamed, as before. The service's hot statements
+ * are a few dozen texts; the cap bounds texts that vary (an `in` list of each length).
+ */
+export const PREPARED_PER_CONNECTION = 256;
 
 /** A statement sent ahead of others; `check` may refuse its answer, which then fails the transaction. */
 export type Ahead = Statement & { check?: (result: pg.QueryResult) => Error | undefined };
@@ -29,6 +36,10 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { 
 
 type PgConnection = {
   stream: { cork?: () => void; uncork?: () => void };
+  /** What pg records of the statements prepared on this connection: name → text. */
+  parsedStatements: Record<string, string>;
+  on: (event: 'parseComplete', listener: () => void) => void;
+  off: (event: 'parseComplete', listener: () => void) => void;
   parse: (m: object) => void;
   bind: (m: object) => void;
   describe: (m: object) => void;
@@ -41,13 +52,16 @@ const Query = pg.Query as unknown as new (config: pg.QueryConfig) => { callback:
 
 /** Statements sent with one Sync: the server runs them in order as one unit; one answer per statement. */
 class Batch extends Query {
-  readonly #statements: { text: string; values: unknown[] }[];
+  readonly #statements: { text: string; values: unknown[]; name: string }[];
+  /** Undoes what submit hooked on the connection, once the batch is answered. */
+  #done = () => {};
 
   constructor(statements: Statement[], callback: BatchCallback) {
     const last = statements[statements.length - 1]!;
     super({ text: last.text, rowMode: last.rowMode, types: last.types } as pg.QueryConfig);
-    this.#statements = statements.map((s) => ({ text: s.text, values: s.values ?? [] }));
+    this.#statements = statements.map((s) => ({ text: s.text, values: s.values ?? [], name: s.name ?? '' }));
     this.callback = (error, results) => {
+      this.#done();
       if (error) return callback(error);
       callback(null, Array.isArray(results) ? (results as pg.QueryResult[]) : [results as pg.QueryResult]);
     };
@@ -60,11 +74,24 @@ class Batch extends Query {
     } catch (error) {
       return error as Error;
     }
+    // A named statement is parsed once per connection. The server answers each Parse in order and
+    // skips the rest of the group after an error: a name counts as prepared once its Parse is answered.
+    const parses: Statement[] = [];
+    const parsed = connection.parsedStatements;
+    const onParsed = () => {
+      const s = parses.shift();
+      if (s?.name) parsed[s.name] = s.text;
+    };
+    connection.on('parseComplete', onParsed);
+    this.#done = () => connection.off('parseComplete', onParsed);
     connection.stream.cork?.();
     try {
       this.#statements.forEach((s, i) => {
-        connection.parse({ text: s.text, name: '', types: [] });
-        connection.bind({ portal: '', statement: '', values: prepared[i]!, binary: false });
+        if (!s.name || parsed[s.name] !== s.text) {
+          connection.parse({ text: s.text, name: s.name, types: [] });
+          parses.push(s);
+        }
+        connection.bind({ portal: '', statement: s.name, values: prepared[i]!, binary: false });
         connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       });
@@ -91,6 +118,8 @@ export class BatchingClient extends pg.Client {
    * scope and the query (see readInTenant).
    */
   scope: Statement | undefined;
+  /** The names of the texts prepared on this connection (at most PREPARED_PER_CONNECTION). */
+  readonly #names = new Map<string, string>();
 
   /** `statement` leaves with the next statement of this connection (at the latest its COMMIT). */
   ahead(statement: Ahead): void {
@@ -176,12 +205,41 @@ export class BatchingClient extends pg.Client {
     this.#refused = undefined;
   }
 
+  /**
+   * The statement under its name on this connection when it has values (a text without values may
+   * hold several statements, or be BEGIN or COMMIT: those go by the simple protocol, unnamed).
+   */
+  #named(statement: Statement): Statement {
+    if (!statement.values?.length) return statement;
+    let name = this.#names.get(statement.text);
+    if (name === undefined && this.#names.size < PREPARED_PER_CONNECTION) this.#names.set(statement.text, (name = `s${this.#names.size}`));
+    return name === undefined ? statement : { ...statement, name };
+  }
+
+  /**
+   * A table's columns changed under a prepared statement (a migration of a newer release while
+   * this one runs): the server refuses its plan. The connection is given up (knex destroys it when
+   * released), so that the next transaction prepares its statements afresh on a new one.
+   */
+  #stale(error: Error | null): void {
+    if ((error as { code?: string } | null)?.code === '0A000') (this as { __knex__disposed?: string }).__knex__disposed = 'its prepared statements went stale';
+  }
+
   #wire(statements: Statement[], callback: BatchCallback): void {
     countRoundTrip();
-    if (statements.length > 1) {
-      (super.query as (q: Batch) => void)(new Batch(statements, callback));
+    const named = statements.map((s) => this.#named(s));
+    if (named.length > 1) {
+      (super.query as (q: Batch) => void)(
+        new Batch(named, (error, results) => {
+          this.#stale(error);
+          callback(error, results);
+        }),
+      );
       return;
     }
-    (super.query as (q: Statement, cb: Callback) => void)(statements[0]!, (error, result) => callback(error, result && [result]));
+    (super.query as (q: Statement, cb: Callback) => void)(named[0]!, (error, result) => {
+      this.#stale(error);
+      callback(error, result && [result]);
+    });
   }
 }

@@ -118,4 +118,52 @@ describe('batching connections of the management service', function () {
       { id: 'U4', note: 'swallowed CLIENT' },
     ]);
   });
+
+  it('prepares a statement with values once per connection, also when its group failed after its Parse', async () => {
+    // One connection: the names it prepared are what this session's pg_prepared_statements lists.
+    // (The marker is a value of this query, not in its text, which is prepared too.)
+    const prepared = async () =>
+      ((await db.raw(`select count(*)::int as n from pg_prepared_statements where strpos(statement, ?) > 0`, ['marked_'])) as { rows: { n: number }[] })
+        .rows[0]!.n;
+    const read = () => db.transaction((trx) => trx.raw('select id as marked_1 from tenants where id = ?', ['batch-a']));
+    for (let i = 0; i < 3; i++) assert.deepEqual((await read()).rows, [{ marked_1: 'batch-a' }]);
+    assert.equal(await prepared(), 1, 'the read is prepared once, whatever the times it ran');
+
+    // A group whose second statement fails at its Parse (no such table yet): the server skips the
+    // rest. The first is prepared, and used again without a Parse (a second one of the same name
+    // would be refused); the others are not, and are parsed when they run next.
+    const update = `update tenants set name = name where id = ? returning id as marked_2`;
+    const later = `select count(*) as marked_3 from batch_later where id > ?`;
+    const last = `select ?::text as marked_4`;
+    const failed = db.transaction(async (trx) => {
+      await deferred(trx, trx.raw(update, ['batch-a']));
+      await deferred(trx, trx.raw(later, [0]));
+      await trx.raw(last, ['x']);
+    });
+    await assert.rejects(failed, /batch_later/);
+    await database.db.raw('create table batch_later (id int)');
+    await db.transaction(async (trx) => {
+      await deferred(trx, trx.raw(update, ['batch-a']));
+      await deferred(trx, trx.raw(later, [0]));
+      assert.deepEqual((await trx.raw(last, ['y'])).rows, [{ marked_4: 'y' }]);
+    });
+    assert.equal(await prepared(), 4);
+  });
+
+  it('gives up a connection whose prepared statement a change of its table made stale, and prepares afresh on the next', async () => {
+    const own = createDb(database.url, 1);
+    try {
+      await own.raw('create table batch_stale (id int)');
+      const all = () => own.transaction((trx) => trx.raw('select * from batch_stale where id > ?', [0]));
+      await all();
+      const pid = async () => (await own.raw('select pg_backend_pid() as pid, ? as x', [1])).rows[0].pid as number;
+      const before = await pid();
+      await database.db.raw('alter table batch_stale add column name text');
+      await assert.rejects(all(), (error: { code?: string }) => error.code === '0A000');
+      assert.notEqual(await pid(), before, 'a new connection');
+      assert.deepEqual((await all()).rows, []);
+    } finally {
+      await own.destroy();
+    }
+  });
 });
