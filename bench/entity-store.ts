@@ -23,7 +23,13 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 // Requests are not counted against a rate limit here: the plain-pg script writes no counter row
 // either, and bench:rate-limits measures what counting costs (docs/adr/0023-rate-limits.md).
-const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0' });
+// DATABASE_PREPARED_STATEMENTS=false measures the service without its named statements (docs/adr/0031-http-hot-path.md).
+const platform = await startBenchPlatform({
+  DATABASE_POOL_MAX: String(CONNECTIONS),
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_ACCESS_KEY: '0',
+  DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? 'true',
+});
 const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: CONNECTIONS });
 
 /** A baseline server of bench/baselines/ in its own process, as the service is. */

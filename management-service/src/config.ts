@@ -69,6 +69,11 @@ export const managementSettings = {
     parse: parsers.url('postgres', 'postgresql'),
   },
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections', default: 10, parse: parsers.integer(1, 500) },
+  DATABASE_PREPARED_STATEMENTS: {
+    description: 'prepare each statement once per connection, by name (false behind a pooler that cannot keep them, e.g. PgBouncer before 1.21 in transaction mode)',
+    default: true,
+    parse: parsers.boolean,
+  },
   NATS_URL: {
     description: "NATS server with JetStream, e.g. nats://127.0.0.1:4222, or a cluster's servers comma-separated (nats://10.0.0.1:4222,10.0.0.2:4222)",
     required: true,

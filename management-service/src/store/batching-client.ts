@@ -118,8 +118,9 @@ export class BatchingClient extends pg.Client {
    * scope and the query (see readInTenant).
    */
   scope: Statement | undefined;
-  /** The names of the texts prepared on this connection (at most PREPARED_PER_CONNECTION). */
+  /** The names of the texts prepared on this connection (at most preparedLimit). */
   readonly #names = new Map<string, string>();
+  readonly preparedLimit: number = PREPARED_PER_CONNECTION;
 
   /** `statement` leaves with the next statement of this connection (at the latest its COMMIT). */
   ahead(statement: Ahead): void {
@@ -212,7 +213,7 @@ export class BatchingClient extends pg.Client {
   #named(statement: Statement): Statement {
     if (!statement.values?.length) return statement;
     let name = this.#names.get(statement.text);
-    if (name === undefined && this.#names.size < PREPARED_PER_CONNECTION) this.#names.set(statement.text, (name = `s${this.#names.size}`));
+    if (name === undefined && this.#names.size < this.preparedLimit) this.#names.set(statement.text, (name = `s${this.#names.size}`));
     return name === undefined ? statement : { ...statement, name };
   }
 

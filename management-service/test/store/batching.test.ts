@@ -166,4 +166,14 @@ describe('batching connections of the management service', function () {
       await own.destroy();
     }
   });
+
+  it('prepares nothing by name when told not to (DATABASE_PREPARED_STATEMENTS=false)', async () => {
+    const unnamed = createDb(database.url, 1, { preparedStatements: false });
+    try {
+      for (let i = 0; i < 2; i++) await unnamed.transaction((trx) => trx.raw('select ?::int as n', [i]));
+      assert.deepEqual((await unnamed.raw('select count(*)::int as n from pg_prepared_statements where ? = ?', [1, 1])).rows, [{ n: 0 }]);
+    } finally {
+      await unnamed.destroy();
+    }
+  });
 });
