@@ -29,6 +29,8 @@ const platform = await startBenchPlatform({
   LOG_LEVEL: 'info',
   RATE_LIMIT_ACCESS_KEY: '0',
   DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? 'true',
+  // The run outlasts the default 5 minutes of the token its requests carry.
+  ACCESS_TOKEN_TTL_SECONDS: '3600',
 });
 const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: CONNECTIONS });
 

@@ -5,7 +5,7 @@ type CallFrame = { functionName: string; url: string; lineNumber: number };
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 export type CpuProfile = { nodes: ProfileNode[]; samples: number[] };
 export type Share = { name: string; share: number };
-export type ProfileSummary = { samples: number; busy: number; self: Share[]; onStack: Share[] };
+export type ProfileSummary = { samples: number; busy: number; self: Share[]; onStack: Share[]; files: Share[] };
 
 const IDLE = new Set(['(idle)', '(program)']);
 
@@ -21,11 +21,12 @@ export function moduleOf(url: string): string {
   return path.split('/').slice(-2).join('/');
 }
 
+/** The repository's file of a frame (shared/src/logger.ts), if it is one of ours. */
+const repoFile = (url: string): string | undefined =>
+  /\/((?:management-service|data-service|shared|bench|dev-stack|test-support)\/src\/.+)$/.exec(url.replace(/^file:\/\//, ''))?.[1];
+
 /** A frame by its function and where it lives: a file of the repository (its line numbers are of the transpiled code), else the module. */
-function frameName(frame: CallFrame): string {
-  const repo = /\/((?:management-service|data-service|shared|bench|dev-stack|test-support)\/src\/.+)$/.exec(frame.url.replace(/^file:\/\//, ''));
-  return `${frame.functionName || '(anonymous)'} ${repo ? repo[1]! : moduleOf(frame.url)}`;
-}
+const frameName = (frame: CallFrame): string => `${frame.functionName || '(anonymous)'} ${repoFile(frame.url) ?? moduleOf(frame.url)}`;
 
 /** Self time by frame and on-stack share by module, `top` of each, as fractions of the busy samples. */
 export function summarize(profile: CpuProfile, top = 15): ProfileSummary {
@@ -34,6 +35,7 @@ export function summarize(profile: CpuProfile, top = 15): ProfileSummary {
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const self = new Map<string, number>();
   const onStack = new Map<string, number>();
+  const files = new Map<string, number>();
   let busy = 0;
   for (const id of profile.samples) {
     const node = byId.get(id)!;
@@ -42,18 +44,22 @@ export function summarize(profile: CpuProfile, top = 15): ProfileSummary {
     const name = frameName(node.callFrame);
     self.set(name, (self.get(name) ?? 0) + 1);
     const modules = new Set<string>();
+    const ours = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!.callFrame;
       if (frame.functionName !== '(root)') modules.add(moduleOf(frame.url));
+      const file = repoFile(frame.url);
+      if (file) ours.add(file);
     }
     for (const m of modules) onStack.set(m, (onStack.get(m) ?? 0) + 1);
+    for (const f of ours) files.set(f, (files.get(f) ?? 0) + 1);
   }
   const shares = (counts: Map<string, number>) =>
     [...counts]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([name, count]) => ({ name, share: busy === 0 ? 0 : count / busy }));
-  return { samples: profile.samples.length, busy, self: shares(self), onStack: shares(onStack) };
+  return { samples: profile.samples.length, busy, self: shares(self), onStack: shares(onStack), files: shares(files) };
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
@@ -70,4 +76,8 @@ export const summaryMarkdown = (s: ProfileSummary): string =>
     '| on the stack | module |',
     '|---|---|',
     ...s.onStack.map((f) => `| ${percent(f.share)} | \`${f.name}\` |`),
+    '',
+    '| on the stack | file of the repository |',
+    '|---|---|',
+    ...s.files.map((f) => `| ${percent(f.share)} | \`${f.name}\` |`),
   ].join('\n');

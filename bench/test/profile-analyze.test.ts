@@ -36,5 +36,6 @@ describe('a CPU profile as text (bench/profile.ts)', () => {
       { name: 'knex', share: 0.5 },
       { name: '(native)', share: 0.25 },
     ]);
+    assert.deepEqual(s.files, [{ name: 'shared/src/http/app.ts', share: 0.75 }]);
   });
 });
