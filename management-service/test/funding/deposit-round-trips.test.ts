@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { build, machineApi, type Api } from '@platform/test-support/fixtures';
+import { startTestPlatform, type TestPlatform } from '@platform/test-support/platform';
+
+// docs/adr/0063-deposit-round-trips.md: what a deposit costs in database round trips, read from the service's own
+// metric (http_request_database_round_trips, a group of statements sent together is one), so that it cannot grow
+// back unnoticed. A count, not a timing: bench:deposits measures the speed.
+
+/** The round trips and requests counted for `operation` in a Prometheus text answer. */
+function counted(text: string, operation: string): { sum: number; count: number } {
+  const value = (suffix: string) =>
+    Number(new RegExp(`^http_request_database_round_trips_${suffix}\\{[^}]*operation="${operation}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { sum: value('sum'), count: value('count') };
+}
+
+describe('round trips of a deposit (docs/adr/0063-deposit-round-trips.md)', function () {
+  this.timeout(60_000);
+  let platform: TestPlatform;
+  let api: Api;
+  let owner: string;
+
+  const scrape = async () => (await fetch(`${platform.metricsUrls.management}/metrics`)).text();
+  const cash = async (id: string) => (await api('GET', `/portfolios/${id}`)).body.portfolio.$EUR as number | undefined;
+  const depositBody = (portfolio: string, externalId: string) => ({ data: { amount: '10.25', currency: 'EUR', portfolio, external_id: externalId } });
+
+  /** The round trips of one POST /events/deposit/ (its status checked), from the metric before and after it. */
+  async function tripsOf(body: unknown, key: string, status = 201): Promise<number> {
+    const before = counted(await scrape(), 'createDeposit');
+    const res = await api('POST', '/events/deposit/', body, { 'Idempotency-Key': key });
+    assert.equal(res.status, status, res.text);
+    const after = counted(await scrape(), 'createDeposit');
+    assert.equal(after.count - before.count, 1, 'one request counted');
+    return after.sum - before.sum;
+  }
+
+  before(async () => {
+    platform = await startTestPlatform();
+    const tenant = await platform.tenant();
+    api = await machineApi(platform, tenant);
+    // The tenant's first transaction reads its settings first: these writes make the ones measured the usual kind.
+    owner = (await api('POST', '/users/', build.user())).body.id;
+  });
+  after(() => platform?.stop());
+
+  it('books a deposit with a new Idempotency-Key in at most 4 round trips, and replays it in at most 3', async () => {
+    const id = (await api('POST', '/portfolios/', build.portfolio(owner))).body.id as string;
+    const body = depositBody(id, 'rt-1');
+    const trips = await tripsOf(body, 'rt-key-1');
+    assert.ok(trips <= 4, `a deposit with a new key took ${trips} round trips`);
+    assert.equal(await cash(id), 10.25, 'booked');
+    const replayTrips = await tripsOf(body, 'rt-key-1');
+    assert.ok(replayTrips <= 3, `a replay took ${replayTrips} round trips`);
+    assert.equal(await cash(id), 10.25, 'booked once');
+  });
+
+  it('refuses a taken external_id in as few round trips, and nothing of the deposit stays', async () => {
+    const id = (await api('POST', '/portfolios/', build.portfolio(owner))).body.id as string;
+    assert.ok((await tripsOf(depositBody(id, 'rt-taken'), 'rt-key-2')) <= 4);
+    const trips = await tripsOf(depositBody(id, 'rt-taken'), 'rt-key-3', 409);
+    assert.ok(trips <= 4, `the refusal took ${trips} round trips`);
+    assert.equal(await cash(id), 10.25, 'the refused deposit added nothing');
+    assert.equal((await api('GET', `/portfolios/${id}/transactions/?limit=10`)).body.count, 1, 'no second transaction');
+    assert.equal((await platform.database.db('idempotency_keys').where({ key: 'rt-key-3' })).length, 0, 'the refused key is not kept');
+  });
+});
