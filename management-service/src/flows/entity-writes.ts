@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '@platform/shared';
-import { InvalidField } from '../domain/errors.ts';
+import { InvalidField, type DuplicateValue } from '../domain/errors.ts';
 import { entityKinds } from '../domain/entities/catalog.ts';
 import type { EntityKind, Reference, WriteContext } from '../domain/entities/kind.ts';
 import type { Owner } from '../domain/events.ts';
@@ -75,8 +75,9 @@ export async function writeNext(
 
 /**
  * What writeNew and writeNext do, for a new entity (with the id given) and a locked one, with their references checked
- * in one query and both rows written in one statement (docs/adr/0063-deposit-round-trips.md); the effects of the new
- * entity are recorded first, then those of the changed one.
+ * in one query and both rows written in one deferred statement (docs/adr/0063-deposit-round-trips.md): a taken unique
+ * value fails the transaction, at its next statement or its COMMIT, with `duplicate` of its DuplicateValue. The
+ * effects of the new entity are recorded first, then those of the changed one.
  */
 export async function writeNewAndNext(
   trx: Knex.Transaction,
@@ -84,6 +85,7 @@ export async function writeNewAndNext(
   wctx: WriteContext,
   created: { kind: EntityKind; id: string; doc: Doc },
   changed: { kind: EntityKind; current: EntityRow; doc: Doc; extra?: ExtraEvents; owner?: Owner },
+  duplicate?: (error: DuplicateValue) => Error,
 ): Promise<{ created: EntityRow; next: EntityRow }> {
   const tenantId = wctx.principal.tenantId;
   const { current } = changed;
@@ -104,7 +106,7 @@ export async function writeNewAndNext(
     deleted: false,
     access: changed.kind.access(changed.doc, current.id, wctx),
   });
-  await insertAndUpdateEntity(trx, entity, next);
+  await insertAndUpdateEntity(trx, entity, next, duplicate);
   await recordEffects(trx, created.kind, tenant, undefined, entity, wctx.now);
   await recordEffects(trx, changed.kind, tenant, current, next, wctx.now, changed.extra, false, changed.owner);
   return { created: entity, next };

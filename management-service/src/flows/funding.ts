@@ -41,19 +41,16 @@ export const writeContext = (principal: Principal, tenant: TenantSettings, portf
   parent: { id: portfolio.id, doc: portfolio.doc, readable_by: portfolio.readable_by, modifiable_by: portfolio.modifiable_by },
 });
 
-/** A write of a CASH transaction whose external_id is taken: a 409 that points into the event. */
-async function pointingIntoEvent<T>(write: Promise<T>): Promise<T> {
-  try {
-    return await write;
-  } catch (error) {
-    if (error instanceof DuplicateValue) throw new DuplicateValue('external_id', ['body', 'data', 'external_id']);
-    throw error;
-  }
-}
+/** A CASH transaction whose external_id is taken: a 409 that points into the event. */
+const intoEvent = (error: unknown) => (error instanceof DuplicateValue ? new DuplicateValue('external_id', ['body', 'data', 'external_id']) : error);
 
 /** A CASH transaction of the portfolio; a taken external_id is a 409 that points into the event. */
 export async function bookCashTransaction(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, body: Doc): Promise<EntityRow> {
-  return pointingIntoEvent(writeNew(trx, transactions, tenant, wctx, transactions.create({ type: 'CASH', ...body }, wctx)));
+  try {
+    return await writeNew(trx, transactions, tenant, wctx, transactions.create({ type: 'CASH', ...body }, wctx));
+  } catch (error) {
+    throw intoEvent(error);
+  }
 }
 
 /** The policy's minimum funding amount; undefined for a portfolio without policy. */
@@ -122,11 +119,13 @@ export async function deposit(
     datetime: now,
   };
   if (settled) {
-    // The SETTLED transaction and the portfolio's cash in one statement (docs/adr/0063-deposit-round-trips.md).
+    // The SETTLED transaction and the portfolio's cash in one statement that leaves with the next one, at the latest
+    // the COMMIT; a taken external_id then fails the transaction (docs/adr/0063-deposit-round-trips.md).
     const id = newId('T');
     const created = { kind: transactions, id, doc: transactions.create({ type: 'CASH', ...body }, wctx) };
     const { doc, extra } = await settledDepositChange(trx, wctx, portfolio, event.amount, id);
-    const written = await pointingIntoEvent(writeNewAndNext(trx, tenant, wctx, created, { kind: portfolios, current: portfolio, doc, extra, owner }));
+    const changed = { kind: portfolios, current: portfolio, doc, extra, owner };
+    const written = await writeNewAndNext(trx, tenant, wctx, created, changed, (error) => intoEvent(error) as Error);
     await requestOptimization(trx, written.next, 'DEPOSIT', wctx.now);
     return { settled, transaction: written.created };
   }

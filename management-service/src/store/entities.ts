@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Doc } from '../domain/merge.ts';
-import { translateUnique } from './unique-violations.ts';
+import type { DuplicateValue } from '../domain/errors.ts';
+import { deferred } from './deferred.ts';
+import { translateUnique, uniqueViolation } from './unique-violations.ts';
 
 /** An entity's current state as stored. */
 export type EntityRow = {
@@ -131,11 +133,19 @@ export async function updateEntity(trx: Knex.Transaction, row: EntityRow): Promi
 
 /**
  * A new entity as version 1 and the next version of another (locked by the caller, `version` bumped) in one statement,
- * both recorded in entity_versions: a deposit's CASH transaction and its portfolio's cash in one round trip
- * (docs/adr/0063-deposit-round-trips.md). A unique violation of either fails the whole statement.
+ * both recorded in entity_versions: a deposit's CASH transaction and its portfolio's cash
+ * (docs/adr/0063-deposit-round-trips.md). Nothing waits for its answer: it is deferred (store/deferred.ts), leaving with
+ * the transaction's next statement, at the latest its COMMIT. A unique violation fails the whole statement, and the
+ * transaction with `duplicate` of the DuplicateValue it means.
  */
-export async function insertAndUpdateEntity(trx: Knex.Transaction, created: EntityRow, next: EntityRow): Promise<void> {
-  await translateUnique(
+export async function insertAndUpdateEntity(
+  trx: Knex.Transaction,
+  created: EntityRow,
+  next: EntityRow,
+  duplicate: (error: DuplicateValue) => Error = (error) => error,
+): Promise<void> {
+  await deferred(
+    trx,
     trx.raw(
       `with inserted as (
          insert into entities (${WRITTEN})
@@ -169,7 +179,10 @@ export async function insertAndUpdateEntity(trx: Knex.Transaction, created: Enti
         next.id,
       ],
     ),
-    UNIQUE_FIELDS,
+    (error) => {
+      const violation = uniqueViolation(error, UNIQUE_FIELDS);
+      return violation && duplicate(violation);
+    },
   );
 }
 
