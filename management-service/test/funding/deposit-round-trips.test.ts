@@ -56,6 +56,18 @@ describe('round trips of a deposit (docs/adr/0063-deposit-round-trips.md)', func
     assert.equal(await cash(id), 10.25, 'booked once');
   });
 
+  it('books a deposit into a robo-advised portfolio that asks for an optimization in at most 9 round trips', async () => {
+    const policy = (await api('POST', '/policies/', build.policy({ config: { minimum_funding_amount: '1.00', model_portfolio: { IE00B4L5Y983: 0.9 } } }))).body
+      .id as string;
+    const id = (await api('POST', '/portfolios/', build.roboPortfolio(owner, { policy_id: policy }))).body.id as string;
+    const trips = await tripsOf(depositBody(id, 'rt-robo'), 'rt-key-robo');
+    // Besides the 3: the policy's minimum, then the optimization's request (lock, policy, open optimizations, two inserts).
+    assert.ok(trips <= 9, `a robo-advised deposit took ${trips} round trips`);
+    assert.equal(await cash(id), 10.25);
+    const optimizations = await platform.database.db('entities').where({ type: 'optimizations', parent_id: id });
+    assert.equal(optimizations.length, 1, 'one optimization requested');
+  });
+
   it('refuses a taken external_id, found at the COMMIT, with the 409 pointing into the event, and nothing of the deposit stays', async () => {
     const id = (await api('POST', '/portfolios/', build.portfolio(owner))).body.id as string;
     assert.ok((await tripsOf(depositBody(id, 'rt-taken'), 'rt-key-2')) <= 3);
