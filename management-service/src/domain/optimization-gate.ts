@@ -77,6 +77,12 @@ export function unoptimizable(portfolio: GateInput['portfolio'], policy: GateInp
 }
 
 /**
+ * Whether the portfolio alone closes the gate, whatever its policy and optimizations are (deleted, not robo-advised,
+ * archived, inactive, no policy named): a trigger on such a portfolio need not read them (docs/adr/0063-deposit-round-trips.md).
+ */
+export const closedByPortfolio = (portfolio: GateInput['portfolio']): boolean => unoptimizable(portfolio, { deleted: false }) !== undefined;
+
+/**
  * One gate for every trigger: a portfolio may get a new optimization unless it is deleted, not robo-advised, archived,
  * inactive, has no usable policy, lacks a valid suitability assessment, is in its cool-down, or has an optimization that is PENDING or waiting for execution.
  * When it may, an advisory SUCCESS still awaiting the owner's choice is superseded by the new one (it becomes IGNORED).

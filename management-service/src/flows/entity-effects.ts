@@ -21,7 +21,8 @@ export type { ExtraEvents } from '../domain/entities/effects.ts';
 /**
  * Writes what a change causes besides the entity itself, in its transaction: whatever the kind's
  * effects ask for (outbound events with a flow's `extra` ones, optimizer requests, token
- * revocations), through ports bound to this transaction, tenant and entity.
+ * revocations), through ports bound to this transaction, tenant and entity. `owner`: the owner the
+ * flow read with its lock, given to the effects without reading it again.
  */
 export async function recordEffects(
   trx: Knex.Transaction,
@@ -32,11 +33,12 @@ export async function recordEffects(
   now: string,
   extra?: ExtraEvents,
   byClient = false,
+  owner?: Owner,
 ): Promise<void> {
   if (!kind.effects) return;
   const tenantId = after.tenant_id;
   const ports: EffectPorts = {
-    ownerOf: (userId) => ownerOf(trx, tenantId, userId),
+    ownerOf: async (userId) => (owner && owner.id === userId ? owner : ownerOf(trx, tenantId, userId)),
     find: (type, id) => findEntity(trx, { tenantId, type, id }),
     emit: (events) => insertEvents(trx, tenantId, events),
     requestOptimization: async (reason) => {

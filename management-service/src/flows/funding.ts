@@ -5,18 +5,18 @@ import { transactions } from '../domain/entities/catalog.ts';
 import type { WriteContext } from '../domain/entities/kind.ts';
 import { portfolios } from '../domain/entities/portfolios.ts';
 import { DuplicateValue, EntityNotFound } from '../domain/errors.ts';
-import { cashNotification } from '../domain/events.ts';
+import { cashNotification, type Owner } from '../domain/events.ts';
 import { checkCashEvent, checkDepositTarget, depositPatch, isRobo, withdrawalPatch } from '../domain/funding.ts';
 import type { Doc } from '../domain/merge.ts';
 import { heldCash } from '../domain/cash-holds.ts';
 import { insertInstruction, openInstructions, type DepositInstruction } from '../store/broker-instructions.ts';
-import { findEntity, type EntityRow } from '../store/entities.ts';
+import { findEntity, lockEntityWithOwner, type EntityRow } from '../store/entities.ts';
 import { insertEvents } from '../store/outbox.ts';
 import type { TenantSettings } from '../store/tenant-scope.ts';
 import { insertWithdrawal, type WithdrawalRow } from '../store/withdrawals.ts';
 import { ownerOf, type ExtraEvents } from './entity-effects.ts';
 import type { InstructionHandler } from './instruction-handler.ts';
-import { writeNew, writeNext } from './entity-writes.ts';
+import { writeNew, writeNewAndNext, writeNext } from './entity-writes.ts';
 import { requestOptimization } from './optimization/request.ts';
 
 export type CashEvent = { amount: string; currency: string; portfolio: string; external_id?: string };
@@ -27,6 +27,13 @@ export async function lockPortfolio(trx: Knex.Transaction, tenantId: string, id:
   return row;
 }
 
+/** The portfolio locked, with its owner read in the same round trip (for the events the flow writes). */
+export async function lockPortfolioWithOwner(trx: Knex.Transaction, tenantId: string, id: string): Promise<{ portfolio: EntityRow; owner: Owner | undefined }> {
+  const found = await lockEntityWithOwner(trx, { tenantId, type: 'portfolios', id });
+  if (!found || found.row.deleted) throw new EntityNotFound('portfolio');
+  return { portfolio: found.row, owner: found.owner };
+}
+
 export const writeContext = (principal: Principal, tenant: TenantSettings, portfolio: EntityRow, now: string): WriteContext => ({
   principal,
   now,
@@ -34,13 +41,15 @@ export const writeContext = (principal: Principal, tenant: TenantSettings, portf
   parent: { id: portfolio.id, doc: portfolio.doc, readable_by: portfolio.readable_by, modifiable_by: portfolio.modifiable_by },
 });
 
+/** A CASH transaction whose external_id is taken: a 409 that points into the event. */
+const intoEvent = (error: unknown) => (error instanceof DuplicateValue ? new DuplicateValue('external_id', ['body', 'data', 'external_id']) : error);
+
 /** A CASH transaction of the portfolio; a taken external_id is a 409 that points into the event. */
 export async function bookCashTransaction(trx: Knex.Transaction, tenant: TenantSettings, wctx: WriteContext, body: Doc): Promise<EntityRow> {
   try {
     return await writeNew(trx, transactions, tenant, wctx, transactions.create({ type: 'CASH', ...body }, wctx));
   } catch (error) {
-    if (error instanceof DuplicateValue) throw new DuplicateValue('external_id', ['body', 'data', 'external_id']);
-    throw error;
+    throw intoEvent(error);
   }
 }
 
@@ -53,10 +62,25 @@ async function minimumFunding(trx: Knex.Transaction, portfolio: EntityRow): Prom
 }
 
 /**
- * The steps of a settled deposit (docs/adr/0009-funding-modes.md): cash up by the exact amount, funded_since at the
- * first funding that reaches the policy minimum, the status re-derived (with its events), the
- * customer notification, and for a robo-advised portfolio an optimizer request.
+ * The portfolio's change of a settled deposit (docs/adr/0009-funding-modes.md): cash up by the exact amount,
+ * funded_since at the first funding that reaches the policy minimum, the status re-derived (with its events by the
+ * portfolio's effects) and the customer notification as `extra` events.
  */
+async function settledDepositChange(
+  trx: Knex.Transaction,
+  wctx: WriteContext,
+  portfolio: EntityRow,
+  amount: string,
+  transactionId: string,
+): Promise<{ doc: Doc; extra: ExtraEvents }> {
+  const patch = depositPatch(portfolio.doc, parseDecimal(amount), await minimumFunding(trx, portfolio), wctx.now);
+  const extra: ExtraEvents = (owner, next) => [
+    cashNotification('deposit-received', { portfolio: next, owner, amount, currency: String(next.doc.base_currency), transaction_id: transactionId }, wctx.now),
+  ];
+  return { doc: portfolios.update(portfolio.doc, patch, wctx), extra };
+}
+
+/** The steps of a settled deposit whose transaction exists (settleDeposit), and for a robo-advised portfolio an optimizer request. */
 async function bookSettledDeposit(
   trx: Knex.Transaction,
   tenant: TenantSettings,
@@ -64,12 +88,10 @@ async function bookSettledDeposit(
   portfolio: EntityRow,
   amount: string,
   transactionId: string,
+  owner: Owner | undefined,
 ) {
-  const patch = depositPatch(portfolio.doc, parseDecimal(amount), await minimumFunding(trx, portfolio), wctx.now);
-  const notification: ExtraEvents = (owner, next) => [
-    cashNotification('deposit-received', { portfolio: next, owner, amount, currency: String(next.doc.base_currency), transaction_id: transactionId }, wctx.now),
-  ];
-  const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, portfolios.update(portfolio.doc, patch, wctx), { extra: notification });
+  const { doc, extra } = await settledDepositChange(trx, wctx, portfolio, amount, transactionId);
+  const next = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc, { extra, owner });
   await requestOptimization(trx, next, 'DEPOSIT', wctx.now);
 }
 
@@ -85,7 +107,7 @@ export async function deposit(
   event: CashEvent,
   now: string,
 ): Promise<{ settled: boolean; transaction: EntityRow }> {
-  const portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
+  const { portfolio, owner } = await lockPortfolioWithOwner(trx, principal.tenantId, event.portfolio);
   checkDepositTarget(portfolio.doc, event.amount, event.currency);
   const wctx = writeContext(principal, tenant, portfolio, now);
   const settled = tenant.broker_integration === 'CLIENT';
@@ -96,21 +118,28 @@ export async function deposit(
     external_id: event.external_id ?? null,
     datetime: now,
   };
-  const transaction = await bookCashTransaction(trx, tenant, wctx, body);
   if (settled) {
-    await bookSettledDeposit(trx, tenant, wctx, portfolio, event.amount, transaction.id);
-  } else {
-    const instruction = {
-      id: newId('B'),
-      tenant_id: principal.tenantId,
-      kind: 'DEPOSIT' as const,
-      portfolio_id: portfolio.id,
-      transaction_id: transaction.id,
-      amount: event.amount,
-      currency: event.currency,
-    };
-    await insertInstruction(trx, instruction, now);
+    // The SETTLED transaction and the portfolio's cash in one statement that leaves with the next one, at the latest
+    // the COMMIT; a taken external_id then fails the transaction (docs/adr/0063-deposit-round-trips.md).
+    const id = newId('T');
+    const created = { kind: transactions, id, doc: transactions.create({ type: 'CASH', ...body }, wctx) };
+    const { doc, extra } = await settledDepositChange(trx, wctx, portfolio, event.amount, id);
+    const changed = { kind: portfolios, current: portfolio, doc, extra, owner };
+    const written = await writeNewAndNext(trx, tenant, wctx, created, changed, (error) => intoEvent(error) as Error);
+    await requestOptimization(trx, written.next, 'DEPOSIT', wctx.now);
+    return { settled, transaction: written.created };
   }
+  const transaction = await bookCashTransaction(trx, tenant, wctx, body);
+  const instruction = {
+    id: newId('B'),
+    tenant_id: principal.tenantId,
+    kind: 'DEPOSIT' as const,
+    portfolio_id: portfolio.id,
+    transaction_id: transaction.id,
+    amount: event.amount,
+    currency: event.currency,
+  };
+  await insertInstruction(trx, instruction, now);
   return { settled, transaction };
 }
 
@@ -129,13 +158,14 @@ export async function settleDeposit(
   now: string,
 ): Promise<void> {
   const principal: Principal = { tenantId: instruction.tenant_id, kind: 'machine', subject: 'broker' };
-  const portfolio = await findEntity(trx, { tenantId: instruction.tenant_id, type: 'portfolios', id: instruction.portfolio_id }, { forUpdate: true });
+  const locked = await lockEntityWithOwner(trx, { tenantId: instruction.tenant_id, type: 'portfolios', id: instruction.portfolio_id });
   const transaction = await findEntity(trx, { tenantId: instruction.tenant_id, type: 'transactions', id: instruction.transaction_id }, { forUpdate: true });
-  if (!portfolio || !transaction || transaction.doc.status !== 'PENDING') return;
+  if (!locked || !transaction || transaction.doc.status !== 'PENDING') return;
+  const portfolio = locked.row;
   const wctx = writeContext(principal, tenant, portfolio, now);
   const status = outcome.status === 'SETTLED' ? 'SETTLED' : 'CANCELLED';
   await writeNext(trx, transactions, tenant, wctx, transaction, transactions.update(transaction.doc, { status }, wctx));
-  if (outcome.status === 'SETTLED') await bookSettledDeposit(trx, tenant, wctx, portfolio, instruction.amount, transaction.id);
+  if (outcome.status === 'SETTLED') await bookSettledDeposit(trx, tenant, wctx, portfolio, instruction.amount, transaction.id, locked.owner);
 }
 
 /** The settlement of a DEPOSIT instruction: the cash move to the subaccount on the configured broker, then settleDeposit. */
@@ -163,15 +193,15 @@ export async function bookWithdrawal(
   wctx: WriteContext,
   portfolio: EntityRow,
   paid: { amount: string; currency: string; external_id: string | null; transaction_id: string | null },
-  options: { mustCover: boolean; book: boolean; held?: Money },
+  options: { mustCover: boolean; book: boolean; held?: Money; owner?: Owner },
 ): Promise<WithdrawalRow> {
   let current = portfolio;
   if (options.book) {
     const patch = withdrawalPatch(portfolio.doc, parseDecimal(paid.amount), { mustCover: options.mustCover, held: options.held });
     const doc = portfolios.update(portfolio.doc, patch, wctx);
-    current = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc);
+    current = await writeNext(trx, portfolios, tenant, wctx, portfolio, doc, { owner: options.owner });
   }
-  const owner = await ownerOf(trx, current.tenant_id, current.doc.owned_by_user_id);
+  const owner = options.owner ?? (await ownerOf(trx, current.tenant_id, current.doc.owned_by_user_id));
   const notification = cashNotification(
     'withdrawal-executed',
     { portfolio: current, owner: owner!, amount: paid.amount, currency: paid.currency, transaction_id: paid.transaction_id },
@@ -209,7 +239,7 @@ export async function recordWithdrawal(
   event: CashEvent,
   now: string,
 ): Promise<WithdrawalRow> {
-  const portfolio = await lockPortfolio(trx, principal.tenantId, event.portfolio);
+  const { portfolio, owner } = await lockPortfolioWithOwner(trx, principal.tenantId, event.portfolio);
   const amount = checkCashEvent(portfolio.doc, event.amount, event.currency);
   const wctx = writeContext(principal, tenant, portfolio, now);
   const book = tenant.broker_integration === 'SERVICE';
@@ -224,5 +254,5 @@ export async function recordWithdrawal(
     transactionId = (await bookCashTransaction(trx, tenant, wctx, body)).id;
   }
   const paid = { amount: event.amount, currency: event.currency, external_id: event.external_id ?? null, transaction_id: transactionId };
-  return bookWithdrawal(trx, tenant, wctx, portfolio, paid, { mustCover: true, book, held });
+  return bookWithdrawal(trx, tenant, wctx, portfolio, paid, { mustCover: true, book, held, owner });
 }

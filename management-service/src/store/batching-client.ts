@@ -19,8 +19,32 @@ export type Statement = { text: string; values?: unknown[]; rowMode?: string; ty
  */
 export const PREPARED_PER_CONNECTION = 256;
 
-/** A statement sent ahead of others; `check` may refuse its answer, which then fails the transaction. */
-export type Ahead = Statement & { check?: (result: pg.QueryResult) => Error | undefined };
+/**
+ * A statement sent ahead of others; `check` may refuse its answer, which then fails the transaction. `translate` may
+ * name what a failure of its group means (a unique violation of a deferred insert: a domain error); the group's
+ * statement then fails with a DeferredFailure carrying it.
+ */
+export type Ahead = Statement & { check?: (result: pg.QueryResult) => Error | undefined; translate?: (error: Error) => Error | undefined };
+
+/**
+ * A group with a statement sent ahead failed, and that statement said what it means: `failure`. knex rewrites the
+ * message of the error its query got (it puts the SQL in front), so the meaning travels apart from it, to be thrown by
+ * whoever ran the transaction (store/tenant-scope.ts inTenant).
+ */
+export class DeferredFailure extends Error {
+  constructor(readonly failure: Error) {
+    super('a statement sent ahead failed');
+  }
+}
+
+/** The error of a failed group, or what a statement of it sent ahead says it means. */
+function failureOf(group: Ahead[], error: Error): Error {
+  for (const statement of group) {
+    const failure = statement.translate?.(error);
+    if (failure) return new DeferredFailure(failure);
+  }
+  return error;
+}
 
 type Callback = (error: Error | null, result?: pg.QueryResult) => void;
 type BatchCallback = (error: Error | null, results?: pg.QueryResult[]) => void;
@@ -170,7 +194,7 @@ export class BatchingClient extends pg.Client {
       if (group.length === 1) return this.#wire(group, (error, results) => callback(error, results?.[0]));
       // A statement before COMMIT failed: the server skipped the COMMIT and the transaction is aborted.
       return this.#wire(group, (error, results) =>
-        error ? this.#wire([{ text: 'rollback' }], () => callback(error)) : callback(null, results![results!.length - 1]),
+        error ? this.#wire([{ text: 'rollback' }], () => callback(failureOf(group, error))) : callback(null, results![results!.length - 1]),
       );
     }
     const before: Ahead[] = this.scope ? [...this.#ahead, this.scope] : this.#ahead;
@@ -188,7 +212,7 @@ export class BatchingClient extends pg.Client {
   /** Runs the checks of the statements sent ahead, then answers the last statement of the group. */
   #answer(before: Ahead[], callback: Callback): BatchCallback {
     return (error, results) => {
-      if (error) return callback(error);
+      if (error) return callback(failureOf(before, error));
       for (let i = 0; i < before.length; i++) {
         const refused = before[i]!.check?.(results![i]!);
         if (refused) {

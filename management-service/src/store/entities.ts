@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Doc } from '../domain/merge.ts';
-import { translateUnique } from './unique-violations.ts';
+import type { DuplicateValue } from '../domain/errors.ts';
+import { deferred } from './deferred.ts';
+import { translateUnique, uniqueViolation } from './unique-violations.ts';
 
 /** An entity's current state as stored. */
 export type EntityRow = {
@@ -44,6 +46,34 @@ export async function findEntity(
   if (where.parentId !== undefined) query.where({ parent_id: where.parentId });
   if (options.forUpdate) query.forUpdate();
   return (await query.first()) as EntityRow | undefined;
+}
+
+/** A user as the events name it: id and external_id. */
+export type OwnerRow = { id: string; external_id: string | null };
+
+/**
+ * The entity, locked for the caller's transaction, with the user its `owned_by_user_id` names (read, not locked; deleted
+ * ones too, as findEntity reads them) in the same statement: a flow that emits events naming the owner reads it in the
+ * round trip of the lock (docs/adr/0063-deposit-round-trips.md).
+ */
+export async function lockEntityWithOwner(
+  trx: Knex.Transaction,
+  where: { tenantId: string; type: string; id: string },
+): Promise<{ row: EntityRow; owner: OwnerRow | undefined } | undefined> {
+  const found = (await trx('entities as e')
+    .select(CURRENT_COLUMNS.map((c) => `e.${c}`))
+    .select(
+      trx.raw(
+        `(select jsonb_build_object('id', u.id, 'external_id', u.doc -> 'external_id') from entities u
+           where u.tenant_id = e.tenant_id and u.type = 'users' and u.id = e.doc ->> 'owned_by_user_id') as owner`,
+      ),
+    )
+    .where({ 'e.tenant_id': where.tenantId, 'e.type': where.type, 'e.id': where.id })
+    .forUpdate('e')
+    .first()) as (EntityRow & { owner: OwnerRow | null }) | undefined;
+  if (!found) return undefined;
+  const { owner, ...row } = found;
+  return { row, owner: owner ?? undefined };
 }
 
 /** Unique indexes of migrations/002_entities.sql (e-mail: 018_user_email_any_case.sql) and the field each protects. */
@@ -98,6 +128,61 @@ export async function updateEntity(trx: Knex.Transaction, row: EntityRow): Promi
       [row.version, JSON.stringify(row.doc), row.deleted, row.readable_by, row.modifiable_by, row.version_at, row.version_author_id, row.tenant_id, row.id],
     ),
     UNIQUE_FIELDS,
+  );
+}
+
+/**
+ * A new entity as version 1 and the next version of another (locked by the caller, `version` bumped) in one statement,
+ * both recorded in entity_versions: a deposit's CASH transaction and its portfolio's cash
+ * (docs/adr/0063-deposit-round-trips.md). Nothing waits for its answer: it is deferred (store/deferred.ts), leaving with
+ * the transaction's next statement, at the latest its COMMIT. A unique violation fails the whole statement, and the
+ * transaction with `duplicate` of the DuplicateValue it means.
+ */
+export async function insertAndUpdateEntity(
+  trx: Knex.Transaction,
+  created: EntityRow,
+  next: EntityRow,
+  duplicate: (error: DuplicateValue) => Error = (error) => error,
+): Promise<void> {
+  await deferred(
+    trx,
+    trx.raw(
+      `with inserted as (
+         insert into entities (${WRITTEN})
+         values (?, ?, ?, ?, ?, ?::jsonb, ?, ?::text[], ?::text[], ?, ?, ?) returning *),
+       updated as (
+         update entities set version = ?, doc = ?::jsonb, deleted = ?, readable_by = ?::text[], modifiable_by = ?::text[], version_at = ?, version_author_id = ?
+          where tenant_id = ? and id = ? returning *),
+       changed as (select * from inserted union all select * from updated)
+       ${VERSION_OF}`,
+      [
+        created.tenant_id,
+        created.id,
+        created.type,
+        created.parent_id,
+        created.version,
+        JSON.stringify(created.doc),
+        created.deleted,
+        created.readable_by,
+        created.modifiable_by,
+        created.created_at,
+        created.version_at,
+        created.version_author_id,
+        next.version,
+        JSON.stringify(next.doc),
+        next.deleted,
+        next.readable_by,
+        next.modifiable_by,
+        next.version_at,
+        next.version_author_id,
+        next.tenant_id,
+        next.id,
+      ],
+    ),
+    (error) => {
+      const violation = uniqueViolation(error, UNIQUE_FIELDS);
+      return violation && duplicate(violation);
+    },
   );
 }
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { BatchingClient } from './batching-client.ts';
+import { BatchingClient, DeferredFailure } from './batching-client.ts';
 import { batchingConnection } from './deferred.ts';
 
 export type TenantSettings = { broker_integration: 'CLIENT' | 'SERVICE' };
@@ -57,6 +57,8 @@ export async function inTenant<T>(db: Knex, tenantId: string, work: TenantWork<T
       return work(trx, settings);
     });
   } catch (error) {
+    // A deferred statement's failure, as it said what it means (store/batching-client.ts).
+    if (error instanceof DeferredFailure) throw error.failure;
     if (!changed) throw error;
     lastRead.delete(tenantId);
     return inTenant(db, tenantId, work, options);

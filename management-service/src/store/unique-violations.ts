@@ -8,9 +8,13 @@ export async function translateUnique<T>(work: Promise<T>, fields: Readonly<Reco
   try {
     return await work;
   } catch (error) {
-    const e = error as { code?: string; constraint?: string };
-    const field = e.code === '23505' && e.constraint ? fields[e.constraint] : undefined;
-    if (field) throw new DuplicateValue(field);
-    throw error;
+    throw uniqueViolation(error, fields) ?? error;
   }
+}
+
+/** The DuplicateValue a unique violation of one of `fields` means; undefined for any other error. */
+export function uniqueViolation(error: unknown, fields: Readonly<Record<string, string>>): DuplicateValue | undefined {
+  const e = error as { code?: string; constraint?: string };
+  const field = e.code === '23505' && e.constraint ? fields[e.constraint] : undefined;
+  return field ? new DuplicateValue(field) : undefined;
 }

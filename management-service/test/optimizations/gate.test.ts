@@ -4,6 +4,7 @@ import type { Doc } from '../../src/domain/merge.ts';
 import {
   awaitsOwnerChoice,
   checkOwnerChoice,
+  closedByPortfolio,
   ended,
   nightlyDayDue,
   optimizationGate,
@@ -65,6 +66,23 @@ describe('optimization gate (docs/adr/0021-optimizations.md)', () => {
       assert.equal(got?.refusal, reason, JSON.stringify(input));
       assert.match(got!.detail, detail);
     }
+  });
+
+  it('tells a trigger when the portfolio alone closes the gate, and then the gate is closed whatever its policy and optimizations', () => {
+    const alone: { doc: Doc; deleted: boolean }[] = [
+      { doc: portfolio(), deleted: true },
+      { doc: portfolio({}, {}, 'USER_MANAGED'), deleted: false },
+      { doc: portfolio({ archived: true }), deleted: false },
+      { doc: portfolio({}, { active: false }), deleted: false },
+      { doc: portfolio({}, { policy_id: null }), deleted: false },
+    ];
+    for (const p of alone) {
+      assert.equal(closedByPortfolio(p), true, JSON.stringify(p));
+      for (const policy of [undefined, { deleted: false }, { deleted: true }]) assert.equal(gate({ portfolio: p, policy }).open, false);
+    }
+    // A robo-advised, active portfolio naming a policy: the policy and the open optimizations decide, so they are read.
+    assert.equal(closedByPortfolio({ doc: portfolio(), deleted: false }), false);
+    assert.equal(closedByPortfolio({ doc: portfolio({}, { optimization_cooldown_end: '2099-01-01T00:00:00.000Z' }), deleted: false }), false);
   });
 
   describe('a portfolio linked to a suitability profile (docs/adr/0027-assessments.md)', () => {

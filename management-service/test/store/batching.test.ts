@@ -64,6 +64,46 @@ describe('batching connections of the management service', function () {
     assert.equal((await db.transaction((trx) => trx.raw('select 1 as one'))).rows[0].one, 1);
   });
 
+  it('fails a tenant transaction with what a deferred statement says its failure means, at the COMMIT or the next statement, and keeps nothing', async () => {
+    class Taken extends Error {}
+    const taken = (error: Error) => ((error as { code?: string }).code === '23505' ? new Taken('the id is taken') : undefined);
+    await inTenant(db, 'batch-a', (trx) => note(trx, 'batch-a', 'U-taken', 'first'));
+    // A copy of an existing row: a unique violation.
+    const COLUMNS = 'tenant_id, id, type, parent_id, version, doc, deleted, readable_by, modifiable_by, created_at, version_at, version_author_id';
+    const copy = (trx: Parameters<typeof deferred>[0]) =>
+      deferred(trx, trx.raw(`insert into entities (${COLUMNS}) select ${COLUMNS} from entities where tenant_id = 'batch-a' and id = 'U-taken'`), taken);
+    const meant = (error: unknown) => error instanceof Taken && error.message === 'the id is taken';
+    await assert.rejects(
+      inTenant(db, 'batch-a', async (trx) => {
+        await note(trx, 'batch-a', 'U-commit', 'before the copy');
+        await copy(trx);
+      }),
+      meant,
+      'found at the COMMIT',
+    );
+    await assert.rejects(
+      inTenant(db, 'batch-a', async (trx) => {
+        await copy(trx);
+        await note(trx, 'batch-a', 'U-next', 'after the copy');
+      }),
+      meant,
+      'found at the next statement',
+    );
+    assert.deepEqual(
+      (await notes('batch-a')).filter((n) => n.id.startsWith('U-')),
+      [{ id: 'U-taken', note: 'first' }],
+      'nothing of the failed transactions stays',
+    );
+    // Another failure of the same group passes unchanged.
+    await assert.rejects(
+      inTenant(db, 'batch-a', async (trx) => {
+        await deferred(trx, trx.raw(`select 1 / 0`), taken);
+      }),
+      (error: { code?: string }) => error.code === '22012',
+    );
+    assert.equal((await inTenant(db, 'batch-a', (trx) => trx.raw('select 1 as one'))).rows[0].one, 1, 'the connection is usable again');
+  });
+
   it('runs a deferred statement before the statement it leaves with', async () => {
     const seen = await db.transaction(async (trx) => {
       await deferred(trx, trx('tenants').where({ id: 'batch-d' }).update({ name: 'D2' }));

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { newId } from '@platform/shared';
 import { EntityNotFound, StateConflict } from '../../domain/errors.ts';
 import { optimizationOwnerChoiceUpdate, type OutboundEvent } from '../../domain/events.ts';
-import { optimizationGate, withOwnerChoice } from '../../domain/optimization-gate.ts';
+import { closedByPortfolio, optimizationGate, withOwnerChoice } from '../../domain/optimization-gate.ts';
 import { pendingOptimization, type OptimizationReason } from '../../domain/optimization-request.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { firstVersion, type EntityRow } from '../../store/entities.ts';
@@ -101,8 +101,13 @@ export async function requestOptimizations(
   return created;
 }
 
-/** One portfolio's trigger (a deposit, a change of the portfolio): the new optimization's id, or undefined when the gate is closed. */
+/**
+ * One portfolio's trigger (a deposit, a change of the portfolio): the new optimization's id, or undefined when the gate is closed.
+ * The caller holds the portfolio's lock and passes the state it wrote: when that state alone closes the gate (a
+ * user-managed portfolio, say), nothing is read or written (docs/adr/0063-deposit-round-trips.md).
+ */
 export async function requestOptimization(trx: Knex.Transaction, portfolio: EntityRow, reason: OptimizationReason, now: string): Promise<string | undefined> {
+  if (closedByPortfolio(portfolio)) return undefined;
   const [created] = await requestOptimizations(trx, portfolio.tenant_id, [portfolio.id], reason, now);
   return created?.id;
 }
