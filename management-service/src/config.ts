@@ -70,7 +70,8 @@ export const managementSettings = {
   },
   DATABASE_POOL_MAX: { description: 'largest number of Postgres connections', default: 10, parse: parsers.integer(1, 500) },
   DATABASE_PREPARED_STATEMENTS: {
-    description: 'prepare each statement once per connection, by name (false behind a pooler that cannot keep them, e.g. PgBouncer before 1.21 in transaction mode)',
+    description:
+      'prepare each statement once per connection, by name (false behind a pooler that cannot keep them, e.g. PgBouncer before 1.21 in transaction mode)',
     default: true,
     parse: parsers.boolean,
   },

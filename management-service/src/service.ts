@@ -42,7 +42,9 @@ export type ManagementServiceOptions = { spanExporter?: SpanExporter };
 export async function startManagementService(config: ManagementConfig, logger: Logger, options: ManagementServiceOptions = {}): Promise<RunningService> {
   const resources = new Resources();
   return resources.build(async () => {
-    const db = resources.add(createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }), (d) => d.destroy());
+    const db = resources.add(createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }), (d) =>
+      d.destroy(),
+    );
     if (config.MIGRATE_ON_START) {
       const applied = await migrateLatest(db);
       if (applied.length > 0) logger.info('migrations applied', { applied });
