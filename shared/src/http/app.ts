@@ -51,6 +51,8 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestScope(options));
+  // Before pages, CORS, body, routing and authentication: a shed request costs almost nothing and changes nothing (docs/adr/0062-overload-shedding.md).
+  if (options.admission) app.use(options.admission.middleware);
   for (const [name, pages] of Object.entries(options.pages ?? {})) {
     app.use((req, res, next) => {
       const state = requestState(res);
