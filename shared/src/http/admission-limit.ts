@@ -6,10 +6,15 @@
  * - Every sample (each `sampleMs`) gives the event loop's delay and, where there is a database pool,
  *   the longest wait for one of its connections. Each signal is held at its peak and decays by half
  *   per sample, so it rises at once and falls within a few samples of the overload ending.
- * - When a decayed signal is over its target, the limit falls to 0.9 × the requests that were in
- *   flight (at most once per `decreaseHoldMs`, so that the last decrease can take effect first);
- *   when both are under their targets and the limit was at least half used, it grows by its square
- *   root (additive increase). It stays within [minLimit, maxLimit].
+ * - When a decayed signal is over its target while requests queue (at least 2 × minLimit were in
+ *   flight since the last sample), the limit falls to 0.9 × the requests that were in flight, at
+ *   most once per `decreaseHoldMs` so that the last decrease can take effect first. A late event
+ *   loop with hardly a request in flight (a start, a collection of garbage) is not the requests'
+ *   doing, and lowering their limit would only shed the next burst.
+ * - When both are under their targets, the limit grows by its square root each sample (additive
+ *   increase): from the floor back to the ceiling within about 3 s of calm, so that a limit lowered
+ *   by one overload does not shed the bursts of normal work long after it. It stays within
+ *   [minLimit, maxLimit].
  */
 
 export type ShedReason = 'event_loop' | 'database';
@@ -77,12 +82,12 @@ export class AdmissionLimit {
     this.#peakInFlight = this.inFlight;
     if (loopLoad > 1 || dbLoad > 1) {
       this.reason = dbLoad > loopLoad ? 'database' : 'event_loop';
-      if (now - this.#lastDecreaseAt < settings.decreaseHoldMs) return;
+      if (peak < 2 * settings.minLimit || now - this.#lastDecreaseAt < settings.decreaseHoldMs) return;
       this.#lastDecreaseAt = now;
       this.limit = clamp(Math.floor(Math.min(this.limit, peak) * DECREASE_FACTOR), settings.minLimit, settings.maxLimit);
       return;
     }
-    if (peak * 2 >= this.limit) this.limit = clamp(this.limit + Math.max(1, Math.floor(Math.sqrt(this.limit))), settings.minLimit, settings.maxLimit);
+    this.limit = clamp(this.limit + Math.max(1, Math.floor(Math.sqrt(this.limit))), settings.minLimit, settings.maxLimit);
   }
 }
 

@@ -36,8 +36,9 @@ export function startAdmission(options: AdmissionOptions): Admission {
     eventLoopDelayTargetMs: options.eventLoopDelayTargetMs,
     dbWaitTargetMs: options.dbWaitMs ? options.dbWaitTargetMs : undefined,
     minLimit: 4,
-    maxLimit: 2000,
-    initialLimit: 100,
+    // No count is assumed: the first overload takes the limit to 0.9 × the requests then in flight.
+    maxLimit: 1000,
+    initialLimit: 1000,
     decreaseHoldMs: 4 * ADMISSION_SAMPLE_MS,
     ...options.limits,
   });
