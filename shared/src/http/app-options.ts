@@ -97,7 +97,8 @@ export type ApiAppOptions<P> = {
   rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
   /**
    * Admission control (docs/adr/0062-overload-shedding.md): requests beyond the adaptive limit in
-   * flight are answered 503 at once, before anything else; /livez and /readyz are never shed. None: every request is admitted.
+   * flight are answered 503 at once, after CORS and before the body, routing and authentication;
+   * /livez and /readyz are never shed. None: every request is admitted.
    */
   admission?: Admission;
   /**
