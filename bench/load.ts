@@ -5,13 +5,16 @@
 // highest rate whose p99 over all requests stays under 100 ms with under 1 % errors; then the mix
 // runs for 60 s at that rate: throughput and latency per operation, CPU per process, and the
 // checks of bench/lib/consistency.ts afterwards (docs/adr/0033-load-and-chaos-benchmarks.md).
-// `npm run bench:load` (BENCH_SECONDS, BENCH_PROBE_SECONDS, BENCH_START_RATE, BENCH_CLIENTS change
-// the 60, 5, 25 and 100).
+// Then the overload steps of bench/lib/overload-steps.ts: the mix at 1.5× and 2× that rate, where the
+// services must shed the excess (docs/adr/0062-overload-shedding.md).
+// `npm run bench:load` (BENCH_SECONDS, BENCH_PROBE_SECONDS, BENCH_START_RATE, BENCH_CLIENTS,
+// BENCH_OVERLOAD_SECONDS change the 60, 5, 25, 100 and 20).
 import { readFileSync } from 'node:fs';
 import { checkDeposits, checkEvents, checkPatches, waitForOutbox, type Check } from './lib/consistency.ts';
 import { median, record, round } from './lib/harness.ts';
 import { OPERATIONS, startMiddleware, type Middleware } from './lib/middleware.ts';
 import { Recorder, runOpenLoop, summarize, type OpFigures } from './lib/open-loop.ts';
+import { OVERLOAD_MULTIPLES, overloadFigures, overloadMarkdown, type OverloadStep } from './lib/overload-steps.ts';
 import { startStack } from './lib/stack.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -20,6 +23,7 @@ const PROBE_WINDOWS = 3;
 const MAIN_WINDOW_SECONDS = 10;
 const START_RATE = Number(process.env.BENCH_START_RATE ?? 25);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100);
+const OVERLOAD_SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 20);
 const P99_MS = 100;
 const MAX_ERROR_SHARE = 0.01;
 const MAX_IN_FLIGHT = 2000;
@@ -158,6 +162,16 @@ try {
   const mainWindows = windowP99(main.from, main.to, MAIN_WINDOW_SECONDS);
   const met = median(mainWindows) < P99_MS && figures.total.errors <= MAX_ERROR_SHARE * figures.total.count && main.dropped === 0;
 
+  const overload: OverloadStep[] = [];
+  for (const multiple of OVERLOAD_MULTIPLES) {
+    const rate = Math.round(chosen * multiple);
+    log(`overload: ${OVERLOAD_SECONDS} s at ${rate} req/s (${multiple}× ${chosen})`);
+    await sleep(2000);
+    const run = await load(rate, OVERLOAD_SECONDS);
+    overload.push(overloadFigures(recorder, run, { multiple, rate, seconds: OVERLOAD_SECONDS }, isMix));
+    log(`overload ${multiple}×: ${JSON.stringify(overload.at(-1))}`);
+  }
+
   log('settling unanswered writes, waiting for the outbox');
   const settled = await mw.settle(60_000);
   const unpublished = await waitForOutbox(stack.db, mw.tenantId, 60_000);
@@ -213,7 +227,9 @@ try {
             `What was measured to be the limit is this machine's share at the time (${good === undefined ? `no rate from ${START_RATE} req/s held` : `${chosen} req/s held in its probe`}); the CPU cost per request above is the figure that carries over to cores of the platform's own.`,
         ]),
     '',
-    `Checks after the run (${settled.deposits + settled.patches} writes still unanswered were sent again first, ${settled.unsettled} stayed unanswered):`,
+    ...overloadMarkdown(overload, chosen),
+    '',
+    `Checks after the run and the overload steps (${settled.deposits + settled.patches} writes still unanswered were sent again first, ${settled.unsettled} stayed unanswered):`,
     ...checks.map((c) => `- ${c.ok ? 'ok' : '**FAILED**'}: ${c.name}: ${c.detail}`),
     '',
     `The whole command took ${totalSeconds} s.`,
@@ -235,6 +251,7 @@ try {
       p99_target_met: met,
       main: { ...figures, dropped: main.dropped, max_lag_ms: main.maxLagMs },
       baseline,
+      overload,
       cpu_seconds: cpuSeconds,
       load_average_1min: Number(loadAverage),
       cpu_ms_per_request: cpuMsPerRequest,

@@ -4488,10 +4488,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A dependency (database, NATS) does not answer (`unavailable`). */
+        /** @description A dependency (database, NATS) does not answer, or the service is over its capacity and shed the request before any work (docs/adr/0062-overload-shedding.md) (`unavailable`). Nothing was changed by a shed request; retry after `Retry-After` seconds. */
         Unavailable: {
             headers: {
-                /** @description Seconds to wait before retrying, when known. */
+                /** @description Seconds to wait before retrying, when known (1 for a shed request, 5 while the database does not answer). */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };

@@ -192,6 +192,8 @@ export const dataSettings = {
     default: [] as string[],
     parse: parseOrigins,
   },
+  OVERLOAD_SHEDDING: service.OVERLOAD_SHEDDING,
+  OVERLOAD_EVENT_LOOP_DELAY_MS: service.OVERLOAD_EVENT_LOOP_DELAY_MS,
   SHUTDOWN_GRACE_MS: service.SHUTDOWN_GRACE_MS,
   METRICS_HOST: service.METRICS_HOST,
   METRICS_PORT: service.METRICS_PORT,

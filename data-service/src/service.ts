@@ -11,6 +11,7 @@ import {
   listen,
   postgresRateLimitStore,
   serveMetrics,
+  startAdmission,
   type Logger,
   type SpanExporter,
 } from '@platform/shared';
@@ -111,7 +112,12 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
       simulationPool(config.SIMULATION_THREADS, { turns: { halfLifeMs: 1000 * config.SIMULATION_FAIR_SHARE_HALF_LIFE_SECONDS } }),
     );
     const simulations = resources.add(simulationScheduler(executor, config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
+    // docs/adr/0062-overload-shedding.md: the limit follows the event loop's delay (the data service's Postgres is a cache's source, not its hot path).
+    const admission = config.OVERLOAD_SHEDDING
+      ? resources.add(startAdmission({ eventLoopDelayTargetMs: config.OVERLOAD_EVENT_LOOP_DELAY_MS, registry }), (a) => a.stop())
+      : undefined;
     const app = await createDataApp({
+      admission,
       fx,
       build: buildInfo(process.env, process.version),
       duck,

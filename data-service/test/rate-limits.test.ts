@@ -82,6 +82,8 @@ describe('data service rate limits per API key', () => {
     this.timeout(60_000);
     const replica: RunningService = await startDataService(
       loadDataConfig({
+        // In the tests' event loop, like the test platform's services (test-support/src/platform.ts).
+        OVERLOAD_SHEDDING: 'false',
         ...env,
         HOST: '127.0.0.1',
         PORT: '0',

@@ -34,6 +34,8 @@ describe('data service replicas', () => {
   /** A data service beside the platform's: same database, NATS and reference files, its own DuckDB file. */
   const startReplica = async (duckdbPath = join(fixture.referenceDir, '..', `replica-${newUlid()}.duckdb`)) => {
     const config = loadDataConfig({
+      // In the tests' event loop, like the test platform's services (test-support/src/platform.ts).
+      OVERLOAD_SHEDDING: 'false',
       HOST: '127.0.0.1',
       PORT: '0',
       METRICS_PORT: '0',

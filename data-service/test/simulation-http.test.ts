@@ -118,6 +118,8 @@ describe('future performance over HTTP', function () {
   it('answers the same bytes on 1 thread as on 2 (a replica started with SIMULATION_THREADS=1)', async () => {
     const replica = await startDataService(
       loadDataConfig({
+        // In the tests' event loop, like the test platform's services (test-support/src/platform.ts).
+        OVERLOAD_SHEDDING: 'false',
         HOST: '127.0.0.1',
         PORT: '0',
         METRICS_PORT: '0',

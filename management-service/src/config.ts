@@ -247,6 +247,14 @@ export const managementSettings = {
     default: fileURLToPath(new URL('../../console/dist', import.meta.url)),
     parse: parsers.string,
   },
+  OVERLOAD_SHEDDING: service.OVERLOAD_SHEDDING,
+  OVERLOAD_EVENT_LOOP_DELAY_MS: service.OVERLOAD_EVENT_LOOP_DELAY_MS,
+  OVERLOAD_DB_WAIT_MS: {
+    description:
+      'the wait for a Postgres connection of the pool (DATABASE_POOL_MAX), the longest in each sample and decayed, above which the limit of requests in flight falls (docs/adr/0062-overload-shedding.md)',
+    default: 50,
+    parse: parsers.integer(1, 60_000),
+  },
   SHUTDOWN_GRACE_MS: service.SHUTDOWN_GRACE_MS,
   METRICS_HOST: service.METRICS_HOST,
   METRICS_PORT: service.METRICS_PORT,

@@ -10,6 +10,7 @@ import {
   listen,
   postgresRateLimitStore,
   serveMetrics,
+  startAdmission,
   type Logger,
   type SpanExporter,
 } from '@platform/shared';
@@ -30,6 +31,7 @@ import { startAssessmentExpiry } from './jobs/assessment-expiry.ts';
 import { startOptimizerTimeouts } from './jobs/optimizer-timeouts.ts';
 import { managementMetrics } from './metrics.ts';
 import { createDb } from './store/db.ts';
+import { poolWait } from './store/pool-wait.ts';
 import { migrateLatest } from './store/migrate.ts';
 import { readTenantRevocations } from './store/token-revocations.ts';
 import { readTenantRateLimits } from './store/rate-limits.ts';
@@ -70,6 +72,8 @@ export async function startManagementService(config: ManagementConfig, logger: L
       revocations: createRevocationCache({ read: (tenantId) => readTenantRevocations(db, tenantId), checkMs: config.TOKEN_REVOCATION_CHECK_MS }),
     });
     const rateLimitStore = postgresRateLimitStore(db, 'knex');
+    // docs/adr/0062-overload-shedding.md: the limit follows the event loop's delay and the wait for a connection of the pool.
+    const admission = config.OVERLOAD_SHEDDING ? resources.add(startOverloadShedding(config, db, registry), (a) => a.stop()) : undefined;
     const app = await createManagementApp({
       build: buildInfo(process.env, process.version),
       db,
@@ -101,6 +105,7 @@ export async function startManagementService(config: ManagementConfig, logger: L
       trustedProxies: config.TRUSTED_PROXIES,
       console: { dir: config.CONSOLE_DIR, dataServiceUrl: config.CONSOLE_DATA_SERVICE_URL },
       observability: { tracing, metrics: metrics.http },
+      admission,
       refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
       idempotency: { retentionDays: config.IDEMPOTENCY_RETENTION_DAYS, waitMs: config.IDEMPOTENCY_WAIT_MS },
     });
@@ -153,4 +158,21 @@ export async function startManagementService(config: ManagementConfig, logger: L
       },
     };
   });
+}
+
+function startOverloadShedding(config: ManagementConfig, db: ReturnType<typeof createDb>, registry: ReturnType<typeof createMetricsRegistry>) {
+  const wait = poolWait(db);
+  const admission = startAdmission({
+    eventLoopDelayTargetMs: config.OVERLOAD_EVENT_LOOP_DELAY_MS,
+    dbWaitTargetMs: config.OVERLOAD_DB_WAIT_MS,
+    dbWaitMs: wait.sample,
+    registry,
+  });
+  return {
+    ...admission,
+    stop: () => {
+      admission.stop();
+      wait.stop();
+    },
+  };
 }

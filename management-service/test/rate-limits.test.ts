@@ -148,6 +148,8 @@ describe('management rate limits per credential', () => {
     this.timeout(30_000);
     const replica: RunningService = await startManagementService(
       loadManagementConfig({
+        // In the tests' event loop, like the test platform's services (test-support/src/platform.ts).
+        OVERLOAD_SHEDDING: 'false',
         ...env,
         HOST: '127.0.0.1',
         PORT: '0',

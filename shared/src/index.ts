@@ -21,6 +21,8 @@ export * from './revocation-cache.ts';
 export * from './messages.ts';
 export * from './jetstream-worker.ts';
 export * from './http/rate-limit.ts';
+export * from './http/admission.ts';
+export * from './http/admission-limit.ts';
 export * from './metrics.ts';
 export * from './tracing.ts';
 export * from './round-trips.ts';

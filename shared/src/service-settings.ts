@@ -14,6 +14,18 @@ export function serviceSettings(options: { metricsPort: number }) {
       default: 0,
       parse: parsers.integer(0, 10),
     },
+    OVERLOAD_SHEDDING: {
+      description:
+        'answer requests beyond the adaptive limit in flight at once with 503 unavailable and Retry-After, before any work, so that the admitted ones stay fast (docs/adr/0062-overload-shedding.md); false: admit every request',
+      default: true,
+      parse: parsers.boolean,
+    },
+    OVERLOAD_EVENT_LOOP_DELAY_MS: {
+      description:
+        "the event loop's delay, decayed, above which the limit of requests in flight falls (0.9 × those in flight); under it, and under the database target, a used limit grows again (docs/adr/0062-overload-shedding.md)",
+      default: 50,
+      parse: parsers.integer(1, 10_000),
+    },
     SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
     METRICS_HOST: {
       description:

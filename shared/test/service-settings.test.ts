@@ -10,6 +10,8 @@ describe('service settings', () => {
         { ...config },
         {
           TRUSTED_PROXIES: 0,
+          OVERLOAD_SHEDDING: true,
+          OVERLOAD_EVENT_LOOP_DELAY_MS: 50,
           SHUTDOWN_GRACE_MS: 10_000,
           METRICS_HOST: '127.0.0.1',
           METRICS_PORT: metricsPort,
@@ -24,6 +26,8 @@ describe('service settings', () => {
   it('parses values given', () => {
     const config = loadConfig(serviceSettings({ metricsPort: 9464 }), {
       TRUSTED_PROXIES: '2',
+      OVERLOAD_SHEDDING: 'false',
+      OVERLOAD_EVENT_LOOP_DELAY_MS: '20',
       SHUTDOWN_GRACE_MS: '0',
       METRICS_HOST: '0.0.0.0',
       METRICS_PORT: '0',
@@ -32,6 +36,8 @@ describe('service settings', () => {
       LOG_LEVEL: 'debug',
     });
     assert.equal(config.TRUSTED_PROXIES, 2);
+    assert.equal(config.OVERLOAD_SHEDDING, false);
+    assert.equal(config.OVERLOAD_EVENT_LOOP_DELAY_MS, 20);
     assert.equal(config.SHUTDOWN_GRACE_MS, 0);
     assert.equal(config.METRICS_HOST, '0.0.0.0');
     assert.equal(config.METRICS_PORT, 0);
@@ -59,6 +65,8 @@ describe('service settings', () => {
   it('refuses each bad value by its name, all at once', () => {
     const bad = {
       TRUSTED_PROXIES: '11',
+      OVERLOAD_SHEDDING: 'sometimes',
+      OVERLOAD_EVENT_LOOP_DELAY_MS: '0',
       SHUTDOWN_GRACE_MS: '-1',
       METRICS_HOST: 'localhost',
       METRICS_PORT: '65536',

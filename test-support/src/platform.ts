@@ -73,9 +73,14 @@ export async function startTestPlatform(env: Record<string, string> = {}, option
     const image = platformImage();
     if (image && (options.logger || options.spanExporter))
       throw new Error('a logger or span exporter needs the services in this process: unset PLATFORM_IMAGE for this test');
-    const managementEnv = { ...optimizer, ...consoleEnv.management, ...env };
+    // Both services and the test share one event loop here (and the machine other tests): a test's
+    // own work would count as the services' overload, so shedding is off unless a test turns it on
+    // (management-service/test/overload.test.ts, docs/adr/0062-overload-shedding.md).
+    const shedding = { OVERLOAD_SHEDDING: 'false' };
+    const managementEnv = { ...optimizer, ...shedding, ...consoleEnv.management, ...env };
     const dataEnv = {
       ...optimizer,
+      ...shedding,
       // A container writes only to the folder handed to the image's user.
       DUCKDB_PATH: image ? join(writableByImage(join(testWorkDir(), `data-${newUlid()}`)), 'data.duckdb') : join(testWorkDir(), `data-${newUlid()}.duckdb`),
       REFERENCE_DIR: join(testWorkDir(), 'reference'),

@@ -4,6 +4,7 @@ import {
   createApiApp,
   loadContract,
   natsAnswers,
+  type Admission,
   type HttpMetrics,
   type Logger,
   type NatsConnection,
@@ -53,6 +54,8 @@ export type DataDeps = {
   rateLimits?: { store: RateLimitStore; settings: { windowSeconds: number; apiKey: number }; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
   /** A span and a duration per request (docs/adr/0024-observability.md). */
   observability?: { tracing: Tracing; metrics: HttpMetrics };
+  /** Requests beyond the adaptive limit in flight shed at once (docs/adr/0062-overload-shedding.md); none: every request admitted. */
+  admission?: Admission;
 };
 
 /** The data interface: routes of contracts/data.openapi.yaml, handlers by operationId. */
@@ -89,5 +92,6 @@ export async function createDataApp(deps: DataDeps) {
       limitsFor: async ({ principal }) => dataRateLimits(limits.settings, principal, principal ? await limits.tenantLimits(principal.tenantId) : {}),
     },
     ...deps.observability,
+    admission: deps.admission,
   });
 }

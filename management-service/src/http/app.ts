@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { BuildInfo, HttpMetrics, Tracing } from '@platform/shared';
+import type { Admission, BuildInfo, HttpMetrics, Tracing } from '@platform/shared';
 import { createApiApp, loadContract, type Logger, type NatsConnection, type RateLimitStore } from '@platform/shared';
 import type { BearerAuthenticator } from '../auth/authenticate.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
@@ -42,6 +42,8 @@ export type ManagementDeps = {
   idempotency: { retentionDays: number; waitMs: number };
   /** A span and a duration per request (docs/adr/0024-observability.md). */
   observability?: { tracing: Tracing; metrics: HttpMetrics };
+  /** Requests beyond the adaptive limit in flight shed at once (docs/adr/0062-overload-shedding.md); none: every request admitted. */
+  admission?: Admission;
   /** docs/adr/0023-rate-limits.md: the counters, the defaults and each tenant's own limits (none: nothing is limited). */
   rateLimits?: { store: RateLimitStore; settings: RateLimitSettings; tenantLimits: (tenantId: string) => Promise<TenantRateLimits> };
   loginThrottle?: LoginThrottle;
@@ -99,6 +101,7 @@ export async function createManagementApp(deps: ManagementDeps) {
     mapError: domainProblem,
     pages: { docs: docsPages(), ...(deps.console ? { console: consolePages(deps.console) } : {}) },
     ...deps.observability,
+    admission: deps.admission,
     beforeValidation: (operationId, body) => precheck.get(operationId)?.(body),
     identifierFields: IDENTIFIER_FIELDS,
     rateLimits: limits && {

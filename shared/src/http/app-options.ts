@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import type { HttpMetrics } from '../metrics.ts';
 import type { ProblemError } from '../problem.ts';
 import type { Tracing } from '../tracing.ts';
+import type { Admission } from './admission.ts';
 import type { CorsOptions } from './cors.ts';
 import type { RateLimitStore, RateLimitsFor } from './rate-limit.ts';
 
@@ -94,6 +95,12 @@ export type ApiAppOptions<P> = {
    * before validation; /livez and /readyz are never limited.
    */
   rateLimits?: { store: RateLimitStore; limitsFor: RateLimitsFor<P> };
+  /**
+   * Admission control (docs/adr/0062-overload-shedding.md): requests beyond the adaptive limit in
+   * flight are answered 503 at once, after CORS and before the body, routing and authentication;
+   * /livez and /readyz are never shed. None: every request is admitted.
+   */
+  admission?: Admission;
   /**
    * Pages outside the contract (the API reference, docs/adr/0035-api-reference-pages.md; the
    * administration console, docs/adr/0036-administration-console.md), by the name their requests are

@@ -62,6 +62,9 @@ export async function createApiApp<P extends { tenantId: string } | undefined>(o
     });
   }
   if (options.cors && options.cors.allowedOrigins.length > 0) app.use(corsMiddleware(options.cors));
+  // After CORS (a browser page reads the 503 and its Retry-After), before the body, routing and
+  // authentication: a shed request costs almost nothing and changes nothing (docs/adr/0062-overload-shedding.md).
+  if (options.admission) app.use(options.admission.middleware);
   app.use((req, res, next) => {
     // A request without a body (no Content-Length, no Transfer-Encoding) has nothing to read or decode.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
