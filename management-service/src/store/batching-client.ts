@@ -111,7 +111,8 @@ class Batch extends Query {
     connection.stream.cork?.();
     try {
       this.#statements.forEach((s, i) => {
-        if (!s.name || parsed[s.name] !== s.text) {
+        // A text twice in one group (two outbox rows, say) is parsed once: the server would refuse a second Parse of its name.
+        if (!s.name || (parsed[s.name] !== s.text && !parses.some((p) => p.name === s.name))) {
           connection.parse({ text: s.text, name: s.name, types: [] });
           parses.push(s);
         }

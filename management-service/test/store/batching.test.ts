@@ -190,6 +190,17 @@ describe('batching connections of the management service', function () {
     assert.equal(await prepared(), 4);
   });
 
+  it('parses a new text once when a group holds it twice', async () => {
+    const twice = `select ?::text as marked_5`;
+    const answers = await db.transaction(async (trx) => {
+      await deferred(trx, trx.raw(twice, ['a']));
+      await deferred(trx, trx.raw(twice, ['b']));
+      return (await trx.raw(`select ?::text as marked_6`, ['c'])).rows;
+    });
+    assert.deepEqual(answers, [{ marked_6: 'c' }]);
+    assert.deepEqual((await db.raw(twice, ['d'])).rows, [{ marked_5: 'd' }]);
+  });
+
   it('gives up a connection whose prepared statement a change of its table made stale, and prepares afresh on the next', async () => {
     const own = createDb(database.url, 1);
     try {
