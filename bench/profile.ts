@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cpuSeconds } from './lib/cpu.ts';
+import { portfolioRequest, settle as settleDb } from './lib/entity-load.ts';
 import { round, startBenchPlatform } from './lib/harness.ts';
 import { summarize, summaryMarkdown, type CpuProfile } from './profile/analyze.ts';
 
@@ -18,21 +19,12 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-profile-'));
 const preload = new URL('./profile/preload.mjs', import.meta.url).pathname;
-const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0', PROFILE_DIR: dir }, [
-  '--import',
-  preload,
-]);
+const platform = await startBenchPlatform(
+  { DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0', OVERLOAD_SHEDDING: 'false', PROFILE_DIR: dir },
+  ['--import', preload],
+);
 const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
-const headers = { authorization: `Bearer ${platform.token}`, 'content-type': 'application/json' };
-const owner = ((await (await fetch(`${platform.managementUrl}/users/`, { method: 'POST', headers, body: '{}' })).json()) as { id: string }).id;
-const body = JSON.stringify({
-  name: 'Pension',
-  owned_by_user_id: owner,
-  base_currency: 'EUR',
-  money_type: 'REAL_MONEY',
-  config: { manager: 'USER_MANAGED', manager_version: 1, manager_settings: {} },
-  portfolio: { $EUR: 1000, IE00B4L5Y983: 12 },
-});
+const { headers, body } = await portfolioRequest(platform);
 
 type Operation = { name: string; method: 'GET' | 'POST' | 'PATCH'; path: (id: string, i: number) => string; body?: (i: number) => string };
 const operations: Operation[] = [
@@ -62,15 +54,7 @@ async function load(operation: Operation, ids: string[]): Promise<{ answered: nu
   return { answered: result.requests.total, non2xx: result.non2xx + result.errors };
 }
 
-/** The outbox sent and the tables vacuumed, as bench:entities does between operations. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const { n } = (await platform.db('outbox').whereNull('published_at').count({ n: '*' }).first()) as { n: string };
-    if (Number(n) === 0) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  await platform.db.raw('vacuum (analyze) entities, entity_versions, outbox');
-}
+const settle = () => settleDb(platform.db, ['entities', 'entity_versions', 'outbox']);
 
 async function waitFor(file: string): Promise<string> {
   for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
