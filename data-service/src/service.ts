@@ -114,7 +114,10 @@ export async function startDataService(config: DataConfig, logger: Logger, optio
     const simulations = resources.add(simulationScheduler(executor, config.SIMULATION_QUEUE_PER_TENANT), (s) => s.close());
     // docs/adr/0062-overload-shedding.md: the limit follows the event loop's delay (the data service's Postgres is a cache's source, not its hot path).
     const admission = config.OVERLOAD_SHEDDING
-      ? resources.add(startAdmission({ eventLoopDelayTargetMs: config.OVERLOAD_EVENT_LOOP_DELAY_MS, registry }), (a) => a.stop())
+      ? resources.add(
+          startAdmission({ eventLoopDelayTargetMs: config.OVERLOAD_EVENT_LOOP_DELAY_MS, registry, limits: { minLimit: config.OVERLOAD_MIN_LIMIT } }),
+          (a) => a.stop(),
+        )
       : undefined;
     const app = await createDataApp({
       admission,

@@ -249,6 +249,7 @@ export const managementSettings = {
   },
   OVERLOAD_SHEDDING: service.OVERLOAD_SHEDDING,
   OVERLOAD_EVENT_LOOP_DELAY_MS: service.OVERLOAD_EVENT_LOOP_DELAY_MS,
+  OVERLOAD_MIN_LIMIT: service.OVERLOAD_MIN_LIMIT,
   OVERLOAD_DB_WAIT_MS: {
     description:
       'the wait for a Postgres connection of the pool (DATABASE_POOL_MAX), the longest in each sample and decayed, above which the limit of requests in flight falls (docs/adr/0062-overload-shedding.md)',

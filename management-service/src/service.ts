@@ -167,6 +167,7 @@ function startOverloadShedding(config: ManagementConfig, db: ReturnType<typeof c
     dbWaitTargetMs: config.OVERLOAD_DB_WAIT_MS,
     dbWaitMs: wait.sample,
     registry,
+    limits: { minLimit: config.OVERLOAD_MIN_LIMIT },
   });
   return {
     ...admission,

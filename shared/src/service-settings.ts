@@ -26,6 +26,12 @@ export function serviceSettings(options: { metricsPort: number }) {
       default: 50,
       parse: parsers.integer(1, 10_000),
     },
+    OVERLOAD_MIN_LIMIT: {
+      description:
+        'the floor of the limit of requests in flight: it never falls under it, and falls at all only while twice as many are in flight, so that a late event loop with a few requests in flight (CPU taken by a neighbour, a collection of garbage) sheds nothing (docs/adr/0062-overload-shedding.md)',
+      default: 16,
+      parse: parsers.integer(1, 1000),
+    },
     SHUTDOWN_GRACE_MS: { description: 'time requests in flight get to finish on SIGTERM', default: 10_000, parse: parsers.integer(0, 600_000) },
     METRICS_HOST: {
       description:

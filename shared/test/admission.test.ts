@@ -19,7 +19,8 @@ describe('admission control on a late event loop', () => {
   let handled = 0;
 
   before(async () => {
-    admission = startAdmission({ eventLoopDelayTargetMs: 50, registry });
+    // A floor of 4, so that the 12 requests held are more than twice it and the limit may fall.
+    admission = startAdmission({ eventLoopDelayTargetMs: 50, registry, limits: { minLimit: 4 } });
     const app = express();
     app.use(requestScope({ logger: createLogger('test', 'error') }));
     app.use(admission.middleware);

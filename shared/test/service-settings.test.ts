@@ -12,6 +12,7 @@ describe('service settings', () => {
           TRUSTED_PROXIES: 0,
           OVERLOAD_SHEDDING: true,
           OVERLOAD_EVENT_LOOP_DELAY_MS: 50,
+          OVERLOAD_MIN_LIMIT: 16,
           SHUTDOWN_GRACE_MS: 10_000,
           METRICS_HOST: '127.0.0.1',
           METRICS_PORT: metricsPort,
@@ -28,6 +29,7 @@ describe('service settings', () => {
       TRUSTED_PROXIES: '2',
       OVERLOAD_SHEDDING: 'false',
       OVERLOAD_EVENT_LOOP_DELAY_MS: '20',
+      OVERLOAD_MIN_LIMIT: '4',
       SHUTDOWN_GRACE_MS: '0',
       METRICS_HOST: '0.0.0.0',
       METRICS_PORT: '0',
@@ -38,6 +40,7 @@ describe('service settings', () => {
     assert.equal(config.TRUSTED_PROXIES, 2);
     assert.equal(config.OVERLOAD_SHEDDING, false);
     assert.equal(config.OVERLOAD_EVENT_LOOP_DELAY_MS, 20);
+    assert.equal(config.OVERLOAD_MIN_LIMIT, 4);
     assert.equal(config.SHUTDOWN_GRACE_MS, 0);
     assert.equal(config.METRICS_HOST, '0.0.0.0');
     assert.equal(config.METRICS_PORT, 0);

@@ -35,7 +35,7 @@ export function startAdmission(options: AdmissionOptions): Admission {
   const limit = new AdmissionLimit({
     eventLoopDelayTargetMs: options.eventLoopDelayTargetMs,
     dbWaitTargetMs: options.dbWaitMs ? options.dbWaitTargetMs : undefined,
-    minLimit: 4,
+    minLimit: 16,
     // No count is assumed: the first overload takes the limit to 0.9 × the requests then in flight.
     maxLimit: 1000,
     initialLimit: 1000,
