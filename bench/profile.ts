@@ -19,10 +19,10 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-profile-'));
 const preload = new URL('./profile/preload.mjs', import.meta.url).pathname;
-const platform = await startBenchPlatform(
-  { DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0', OVERLOAD_SHEDDING: 'false', PROFILE_DIR: dir },
-  ['--import', preload],
-);
+const platform = await startBenchPlatform({ DATABASE_POOL_MAX: String(CONNECTIONS), LOG_LEVEL: 'info', RATE_LIMIT_ACCESS_KEY: '0', PROFILE_DIR: dir }, [
+  '--import',
+  preload,
+]);
 const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
 const { headers, body } = await portfolioRequest(platform);
 

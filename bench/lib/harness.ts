@@ -57,7 +57,10 @@ export async function startBenchPlatform(
       services: {
         run: 'process',
         output: 'stderr',
-        management: { replicas: options.replicas ?? 1, metricsPort, nodeArgs, env },
+        // Benchmarks on this harness drive the service with a closed loop of clients that saturates
+        // it on purpose: what they measure is the cost of each request, not the admission of the
+        // excess, which bench:load measures (docs/adr/0062-overload-shedding.md). A bench may set it.
+        management: { replicas: options.replicas ?? 1, metricsPort, nodeArgs, env: { OVERLOAD_SHEDDING: 'false', ...env } },
       },
     });
     const { databaseUrl, natsUrl, db } = stack;
