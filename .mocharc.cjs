@@ -4,7 +4,9 @@
 const files = process.env.TEST_FILES ? process.env.TEST_FILES.split('\n').filter(Boolean) : undefined;
 
 module.exports = {
-  'node-option': ['import=tsx'],
+  // Services started in the test process run as in their own (dev-stack/src/node-options.ts): AsyncLocalStorage on
+  // AsyncContextFrame, Node.js 24's default (docs/adr/0064-async-context-frame.md).
+  'node-option': ['import=tsx', ...(Number(process.versions.node.split('.')[0]) < 24 ? ['experimental-async-context-frame'] : [])],
   extension: ['ts'],
   spec: files ?? [
     'shared/test/**/*.test.ts',

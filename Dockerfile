@@ -80,9 +80,10 @@ LABEL org.opencontainers.image.title="investment-platform" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}"
-# HOME at /tmp: the root filesystem is read-only and /tmp the one writable place.
+# HOME at /tmp: the root filesystem is read-only and /tmp the one writable place. AsyncLocalStorage
+# on AsyncContextFrame, Node.js 24's default (docs/adr/0064-async-context-frame.md).
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--conditions=compiled --enable-source-maps" \
+    NODE_OPTIONS="--conditions=compiled --enable-source-maps --experimental-async-context-frame" \
     HOME=/tmp \
     PLATFORM_VERSION=${VERSION} \
     PLATFORM_REVISION=${REVISION}

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeExit, exitOf, isRunning, stopProcess, type Exit } from './processes.ts';
 import { waitReady } from './readiness.ts';
+import { SERVICE_NODE_OPTIONS } from './node-options.ts';
 
 export type ServiceName = 'management' | 'data';
 
@@ -100,7 +101,7 @@ function prefixLines(stream: NodeJS.ReadableStream, out: NodeJS.WritableStream, 
 /** The default: the service's TypeScript entry point run by Node.js through tsx, with this process's environment. */
 export const nodeLauncher: ServiceLauncher = (spec) => ({
   command: process.execPath,
-  args: [...(spec.nodeArgs ?? []), '--import', 'tsx', entries[spec.service]],
+  args: [...SERVICE_NODE_OPTIONS, ...(spec.nodeArgs ?? []), '--import', 'tsx', entries[spec.service]],
   env: { ...process.env, HOST: '127.0.0.1', PORT: String(spec.port), ...spec.env },
   cwd: root,
 });

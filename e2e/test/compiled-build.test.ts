@@ -12,6 +12,7 @@ import { isRunning, stopProcess } from '@platform/dev-stack/processes';
 import { waitReady } from '@platform/dev-stack/readiness';
 import { newSigningKey } from '@platform/dev-stack/signing-key';
 import { startOwnNats, testWorkDir } from '@platform/test-support/database';
+import { SERVICE_NODE_OPTIONS } from '@platform/dev-stack/node-options';
 
 // What production runs (docs/adr/0045-compiled-build.md): the compiled build, resolved through the
 // `compiled` export condition, with no TypeScript loader in the process. Node.js 22.18 and later
@@ -19,7 +20,7 @@ import { startOwnNats, testWorkDir } from '@platform/test-support/database';
 // answers proves every module it loaded was compiled (docs/adr/0056-node-versions.md).
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const PRODUCTION_NODE_OPTIONS = '--conditions=compiled --enable-source-maps --no-experimental-strip-types';
+const PRODUCTION_NODE_OPTIONS = ['--conditions=compiled', '--enable-source-maps', ...SERVICE_NODE_OPTIONS, '--no-experimental-strip-types'].join(' ');
 const run = promisify(execFile);
 /** The environment of a production process: ours without any loader or condition of this test run. */
 const productionEnv = (env: Record<string, string>) => ({ ...process.env, NODE_OPTIONS: PRODUCTION_NODE_OPTIONS, LOG_LEVEL: 'warn', ...env });
