@@ -25,20 +25,16 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 // Requests are not counted against a rate limit here: the plain-pg script writes no counter row
 // either, and bench:rate-limits measures what counting costs (docs/adr/0023-rate-limits.md).
 // DATABASE_PREPARED_STATEMENTS=false measures the service without its named statements, OUTBOX_RELAY=false
-// without the relay that publishes its outbox rows in the same process, BENCH_SERVICE_NODE_ARGS with these
-// options of node (docs/adr/0031-http-hot-path.md).
-const platform = await startBenchPlatform(
-  {
-    DATABASE_POOL_MAX: String(CONNECTIONS),
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_ACCESS_KEY: '0',
-    DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? 'true',
-    OUTBOX_RELAY: process.env.OUTBOX_RELAY ?? 'true',
-    // The run outlasts the default 5 minutes of the token its requests carry.
-    ACCESS_TOKEN_TTL_SECONDS: '3600',
-  },
-  process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean),
-);
+// without the relay that publishes its outbox rows in the same process (docs/adr/0031-http-hot-path.md).
+const platform = await startBenchPlatform({
+  DATABASE_POOL_MAX: String(CONNECTIONS),
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_ACCESS_KEY: '0',
+  DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? 'true',
+  OUTBOX_RELAY: process.env.OUTBOX_RELAY ?? 'true',
+  // The run outlasts the default 5 minutes of the token its requests carry.
+  ACCESS_TOKEN_TTL_SECONDS: '3600',
+});
 const pool = new pg.Pool({ connectionString: platform.databaseUrl, max: CONNECTIONS });
 
 /** A baseline server of bench/baselines/ in its own process, as the service is. */
